@@ -1,0 +1,85 @@
+"""dtypes: thin named wrappers around NumPy dtypes, printed the way PyTorch prints them."""
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+
+class dtype:
+    """A tensor element type (``minigrad.float32`` ...); wraps a NumPy dtype."""
+
+    __slots__ = ("name", "np_dtype", "is_floating_point", "itemsize")
+
+    def __init__(self, name: str, np_dtype) -> None:
+        self.name = name
+        self.np_dtype = np.dtype(np_dtype)
+        self.is_floating_point = self.np_dtype.kind == "f"
+        self.itemsize = self.np_dtype.itemsize
+
+    def __repr__(self) -> str:
+        # Printed as PyTorch prints it, so book output reads the same on both.
+        return f"torch.{self.name}"
+
+    def __reduce__(self):
+        return (_by_name, (self.name,))
+
+
+float16 = dtype("float16", np.float16)
+float32 = dtype("float32", np.float32)
+float64 = dtype("float64", np.float64)
+int8 = dtype("int8", np.int8)
+int16 = dtype("int16", np.int16)
+int32 = dtype("int32", np.int32)
+int64 = dtype("int64", np.int64)
+uint8 = dtype("uint8", np.uint8)
+bool = dtype("bool", np.bool_)  # noqa: A001 - mirrors torch.bool
+
+half, float, double = float16, float32, float64  # noqa: A001
+short, int, long = int16, int32, int64  # noqa: A001
+
+_ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool)
+_FROM_NUMPY = {d.np_dtype: d for d in _ALL}
+
+
+def _by_name(name: str) -> dtype:
+    return globals()[name]
+
+
+def from_numpy_dtype(np_dtype) -> dtype:
+    """The minigrad dtype for a NumPy dtype (clear error for unsupported ones)."""
+    try:
+        return _FROM_NUMPY[np.dtype(np_dtype)]
+    except (KeyError, TypeError):
+        raise TypeError(
+            f"minigrad does not support NumPy dtype {np_dtype!r}; "
+            "supported: float16/32/64, int8/16/32/64, uint8 and bool"
+        ) from None
+
+
+def to_numpy_dtype(d) -> np.dtype:
+    """Accept a minigrad dtype, a NumPy dtype or a Python type; return the NumPy dtype."""
+    if isinstance(d, dtype):
+        return d.np_dtype
+    if d is builtins.float:
+        return _default[0].np_dtype
+    if d is builtins.int:
+        return int64.np_dtype
+    if d is builtins.bool:
+        return bool.np_dtype
+    return from_numpy_dtype(d).np_dtype
+
+
+_default = [float32]
+
+
+def get_default_dtype() -> dtype:
+    """The dtype of floating tensors made from Python floats (float32, as in PyTorch)."""
+    return _default[0]
+
+
+def set_default_dtype(d: dtype) -> None:
+    """Set the default floating dtype (float32 or float64)."""
+    if not isinstance(d, dtype) or not d.is_floating_point:
+        raise TypeError(f"set_default_dtype expects a floating dtype such as minigrad.float64, got {d!r}")
+    _default[0] = d

@@ -1,0 +1,209 @@
+"""Creating tensors: from data, filled, ranges and seeded random numbers."""
+from __future__ import annotations
+
+import builtins
+import numbers
+
+import numpy as np
+
+from . import _dtype
+from ._tensor import Tensor, _check_device
+
+_rng = [np.random.default_rng()]
+
+
+def manual_seed(seed: int):
+    """Make randn / rand / randint / randperm reproducible."""
+    _rng[0] = np.random.default_rng(int(seed))
+    return _rng[0]
+
+
+def seed() -> int:
+    s = int(np.random.SeedSequence().entropy % (2 ** 63))
+    manual_seed(s)
+    return s
+
+
+def _finish(arr: np.ndarray, requires_grad: bool, device) -> Tensor:
+    _check_device(device)
+    t = Tensor._wrap(arr)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _shape(size) -> tuple:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    for s in size:
+        if not isinstance(s, (numbers.Integral, np.integer)) or s < 0:
+            raise TypeError(f"sizes must be non-negative integers, got {list(size)}")
+    return tuple(int(s) for s in size)
+
+
+def _float_dtype(dtype) -> np.dtype:
+    return _dtype._default[0].np_dtype if dtype is None else _dtype.to_numpy_dtype(dtype)
+
+
+def _infer(data) -> np.ndarray:
+    """PyTorch's dtype inference: Python floats -> default dtype, ints -> int64, NumPy keeps its dtype."""
+    if isinstance(data, np.ndarray) or isinstance(data, np.generic):
+        return np.array(data)
+    arr = np.array(_untensor(data))
+    if arr.dtype.kind == "f":
+        return arr.astype(_dtype._default[0].np_dtype)
+    if arr.dtype.kind in "iu":
+        return arr.astype(np.int64)
+    if arr.dtype.kind == "b":
+        return arr
+    if arr.dtype == object or arr.dtype.kind in "USO":
+        raise TypeError(f"tensor(): could not build a tensor from {type(data).__name__} data {data!r:.60}; "
+                        "expected numbers or nested lists of numbers of equal lengths")
+    return arr
+
+
+def _untensor(data):
+    if isinstance(data, Tensor):
+        return data._data
+    if isinstance(data, (list, tuple)):
+        return [_untensor(d) for d in data]
+    return data
+
+
+def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A new tensor holding a copy of ``data`` (numbers, nested lists, arrays, tensors)."""
+    arr = _infer(data.detach()._data if isinstance(data, Tensor) else data)
+    if dtype is not None:
+        arr = arr.astype(_dtype.to_numpy_dtype(dtype))
+    return _finish(arr, requires_grad, device)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    if isinstance(data, Tensor) and dtype is None:
+        return data
+    if isinstance(data, np.ndarray) and dtype is None:
+        return Tensor._wrap(data)
+    return tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(arr: np.ndarray) -> Tensor:
+    """A tensor sharing memory with a NumPy array (dtype kept)."""
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(arr).__name__})")
+    _dtype.from_numpy_dtype(arr.dtype)
+    return Tensor._wrap(arr)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _finish(np.zeros(_shape(size), _float_dtype(dtype)), requires_grad, device)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _finish(np.ones(_shape(size), _float_dtype(dtype)), requires_grad, device)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _finish(np.empty(_shape(size), _float_dtype(dtype)), requires_grad, device)
+
+
+def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+    if dtype is None:
+        if isinstance(fill_value, builtins.bool):
+            dtype = _dtype.bool
+        elif isinstance(fill_value, numbers.Integral):
+            dtype = _dtype.int64
+    return _finish(np.full(_shape((size,)), fill_value, _float_dtype(dtype)), requires_grad, device)
+
+
+def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _finish(np.eye(n, m, dtype=_float_dtype(dtype)), requires_grad, device)
+
+
+def _like(t: Tensor, dtype):
+    return t._data.dtype if dtype is None else _dtype.to_numpy_dtype(dtype)
+
+
+def zeros_like(t: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _finish(np.zeros(t._data.shape, _like(t, dtype)), requires_grad, device)
+
+
+def ones_like(t: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _finish(np.ones(t._data.shape, _like(t, dtype)), requires_grad, device)
+
+
+def empty_like(t: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _finish(np.empty(t._data.shape, _like(t, dtype)), requires_grad, device)
+
+
+def full_like(t: Tensor, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _finish(np.full(t._data.shape, fill_value, _like(t, dtype)), requires_grad, device)
+
+
+def randn_like(t: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _finish(_rng[0].standard_normal(t._data.shape).astype(_like(t, dtype)), requires_grad, device)
+
+
+def rand_like(t: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _finish(_rng[0].random(t._data.shape).astype(_like(t, dtype)), requires_grad, device)
+
+
+def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
+    if end is None:
+        start, end = 0, start
+    integral = all(isinstance(v, (numbers.Integral, np.integer)) for v in (start, end, step))
+    np_dtype = (np.int64 if integral else _dtype._default[0].np_dtype) if dtype is None else _dtype.to_numpy_dtype(dtype)
+    return _finish(np.arange(start, end, step).astype(np_dtype), requires_grad, device)
+
+
+def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _finish(np.linspace(start, end, int(steps)).astype(_float_dtype(dtype)), requires_grad, device)
+
+
+def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+    """Standard normal samples (seed with ``manual_seed``)."""
+    return _finish(_rng[0].standard_normal(_shape(size)).astype(_float_dtype(dtype)), requires_grad, device)
+
+
+def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+    """Uniform samples in [0, 1)."""
+    return _finish(_rng[0].random(_shape(size)).astype(_float_dtype(dtype)), requires_grad, device)
+
+
+def randint(low, high=None, size=None, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+    if size is None:  # randint(high, size)
+        low, high, size = 0, low, high
+    np_dtype = np.int64 if dtype is None else _dtype.to_numpy_dtype(dtype)
+    return _finish(_rng[0].integers(low, high, size=_shape((size,))).astype(np_dtype), requires_grad, device)
+
+
+def randperm(n, dtype=None, device=None) -> Tensor:
+    np_dtype = np.int64 if dtype is None else _dtype.to_numpy_dtype(dtype)
+    return _finish(_rng[0].permutation(int(n)).astype(np_dtype), False, device)
+
+
+def normal(mean=0.0, std=1.0, size=(), dtype=None) -> Tensor:
+    return _finish((_rng[0].standard_normal(_shape((size,))) * std + mean).astype(_float_dtype(dtype)), False, None)
+
+
+def is_tensor(obj) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def numel(t: Tensor) -> int:
+    return t.numel()
+
+
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    return bool(np.allclose(a._data, b._data if isinstance(b, Tensor) else b, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def equal(a, b) -> bool:
+    return a.equal(b)
+
+
+def isnan(t):
+    return t.isnan()
+
+
+def isfinite(t):
+    return t.isfinite()

@@ -1,0 +1,279 @@
+"""Arithmetic: + - * / ** and negation, with tensors or Python numbers.
+
+Broadcasting: each backward returns output-shaped gradients; the engine sums them back
+to each input's shape (PyTorch's sum_to), so no formula here needs to know about it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._tensor import Tensor
+from ..autograd.function import Function
+
+_wrap = Tensor._wrap
+
+
+def _broadcast_error(op: str, a: np.ndarray, b: np.ndarray) -> RuntimeError:
+    sa, sb = a.shape, b.shape
+    n = max(len(sa), len(sb))
+    pa, pb = (1,) * (n - len(sa)) + sa, (1,) * (n - len(sb)) + sb
+    dim = next(i for i in range(n) if pa[i] != pb[i] and pa[i] != 1 and pb[i] != 1)
+    return RuntimeError(
+        f"The size of tensor a ({pa[dim]}) must match the size of tensor b ({pb[dim]}) at non-singleton "
+        f"dimension {dim}\nIn {op}: shapes {list(sa)} and {list(sb)} cannot be broadcast together (aligned "
+        "from the right, each pair of sizes must be equal or one of them 1). Check the shapes, or use "
+        "reshape/unsqueeze to add the missing dimension."
+    )
+
+
+def _binary(op: str, ufunc, a: Tensor, b: Tensor) -> Tensor:
+    try:
+        out = ufunc(a._data, b._data)
+    except ValueError:
+        raise _broadcast_error(op, a._data, b._data) from None
+    if out.dtype == np.float64 and a._data.dtype != np.float64 and b._data.dtype != np.float64:
+        out = out.astype(np.float32)  # int with float32 stays float32, as in PyTorch
+    return _wrap(out)
+
+
+class Add(Function):
+    _node_name = "AddBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return _binary("add", np.add, a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g, g
+
+
+class AddScalar(Function):
+    _node_name = "AddBackward0"
+
+    @staticmethod
+    def forward(ctx, a, c):
+        return _wrap(a._data + c)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g, None
+
+
+class Sub(Function):
+    _node_name = "SubBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return _binary("sub", np.subtract, a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g, (-g if ctx.needs_input_grad[1] else None)
+
+
+class SubScalar(Function):
+    _node_name = "SubBackward0"
+
+    @staticmethod
+    def forward(ctx, a, c):
+        return _wrap(a._data - c)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g, None
+
+
+class RSubScalar(Function):
+    """c - a"""
+
+    _node_name = "RsubBackward1"
+
+    @staticmethod
+    def forward(ctx, a, c):
+        return _wrap(c - a._data)
+
+    @staticmethod
+    def backward(ctx, g):
+        return -g, None
+
+
+class Mul(Function):
+    _node_name = "MulBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ga, gb = ctx.needs_input_grad
+        ctx.save_for_backward(a if gb else None, b if ga else None)
+        return _binary("mul", np.multiply, a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        return (g * b if b is not None else None), (g * a if a is not None else None)
+
+
+class MulScalar(Function):
+    _node_name = "MulBackward0"
+
+    @staticmethod
+    def forward(ctx, a, c):
+        ctx.c = c
+        return _wrap(a._data * c)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * ctx.c, None
+
+
+class Div(Function):
+    _node_name = "DivBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)
+        out = _binary("div", np.true_divide, a, b)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        ga = g / b if ctx.needs_input_grad[0] else None
+        gb = -(g * a) / (b * b) if a is not None else None
+        return ga, gb
+
+
+class DivScalar(Function):
+    _node_name = "DivBackward0"
+
+    @staticmethod
+    def forward(ctx, a, c):
+        ctx.c = c
+        out = a._data / c
+        if out.dtype == np.float64 and a._data.dtype != np.float64:
+            out = out.astype(np.float32)
+        return _wrap(out)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g / ctx.c, None
+
+
+class RDivScalar(Function):
+    """c / a"""
+
+    _node_name = "DivBackward0"
+
+    @staticmethod
+    def forward(ctx, a, c):
+        ctx.c = c
+        ctx.save_for_backward(a)
+        out = c / a._data
+        if out.dtype == np.float64 and a._data.dtype != np.float64:
+            out = out.astype(np.float32)
+        return _wrap(out)
+
+    @staticmethod
+    def backward(ctx, g):
+        (a,) = ctx.saved_tensors
+        return -(g * ctx.c) / (a * a), None
+
+
+class Neg(Function):
+    _node_name = "NegBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        return _wrap(np.negative(a._data))
+
+    @staticmethod
+    def backward(ctx, g):
+        return -g
+
+
+class Pow(Function):
+    """a ** b, both tensors."""
+
+    _node_name = "PowBackward1"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        out = _binary("pow", np.power, a, b)
+        ctx.save_for_backward(a, b, out if ctx.needs_input_grad[1] else None)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b, out = ctx.saved_tensors
+        ga = g * b * a ** (b - 1) if ctx.needs_input_grad[0] else None
+        gb = None
+        if ctx.needs_input_grad[1]:
+            # d(a^b)/db = a^b log a; where a == 0 PyTorch uses 0 (b > 0) rather than nan.
+            log_a = (a + (a == 0)).log()
+            gb = g * out * log_a
+        return ga, gb
+
+
+class PowScalar(Function):
+    """a ** c with a Python number c."""
+
+    _node_name = "PowBackward0"
+
+    @staticmethod
+    def forward(ctx, a, c):
+        ctx.c = c
+        ctx.save_for_backward(a)
+        return _wrap(a._data ** c)
+
+    @staticmethod
+    def backward(ctx, g):
+        (a,) = ctx.saved_tensors
+        c = ctx.c
+        if c == 0:
+            return g * 0, None
+        if c == 2:
+            return g * 2 * a, None
+        return g * c * a ** (c - 1), None
+
+
+class RPowScalar(Function):
+    """c ** a with a Python number c."""
+
+    _node_name = "PowBackward2"
+
+    @staticmethod
+    def forward(ctx, a, c):
+        ctx.logc = float(np.log(c)) if c > 0 else float("nan")
+        out = _wrap(np.power(c, a._data).astype(a._data.dtype, copy=False))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (out,) = ctx.saved_tensors
+        return g * out * ctx.logc, None
+
+
+class ToDtype(Function):
+    _node_name = "ToCopyBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dtype):
+        ctx.src = a.dtype
+        return _wrap(a._data.astype(dtype.np_dtype))
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.to(ctx.src), None
+
+
+class Clone(Function):
+    _node_name = "CloneBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        return _wrap(a._data.copy())
+
+    @staticmethod
+    def backward(ctx, g):
+        return g

@@ -1,0 +1,79 @@
+"""Matrix multiplication (NumPy's matmul rules: 1-D operands, batch broadcasting)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .._tensor import Tensor
+from ..autograd.function import Function
+
+_wrap = Tensor._wrap
+
+
+def _mm_error(op: str, a: np.ndarray, b: np.ndarray) -> RuntimeError:
+    sa, sb = a.shape, b.shape
+    if a.ndim == 0 or b.ndim == 0:
+        return RuntimeError(f"both arguments to {op} need to be at least 1D, but they are {a.ndim}D and {b.ndim}D")
+    ka = sa[-1]
+    kb = sb[0] if b.ndim == 1 else sb[-2]
+    ra = sa[-2] if a.ndim >= 2 else 1
+    cb = sb[-1] if b.ndim >= 2 else 1
+    if ka != kb:
+        first = f"mat1 and mat2 shapes cannot be multiplied ({ra}x{ka} and {kb}x{cb})"
+        why = (f"the last dimension of the first operand ({ka}) must equal the "
+               f"{'first' if b.ndim == 1 else 'second-to-last'} dimension of the second ({kb})")
+    else:
+        first = f"The size of the batch dimensions do not match: {list(sa[:-2])} and {list(sb[:-2])}"
+        why = "the batch dimensions (all but the last two) must broadcast"
+    return RuntimeError(f"{first}\nIn {op}: shapes {list(sa)} and {list(sb)}: {why}. Did you mean to transpose "
+                        "one of them (x.T or x.transpose(-2, -1))?")
+
+
+class MatMul(Function):
+    _node_name = "MmBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ga, gb = ctx.needs_input_grad
+        ctx.save_for_backward(a if gb else None, b if ga else None)
+        ctx.nd = (a._data.ndim, b._data.ndim)
+        try:
+            out = np.matmul(a._data, b._data)
+        except ValueError:
+            raise _mm_error("matmul", a._data, b._data) from None
+        return _wrap(np.asarray(out))
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        na, nb = ctx.nd
+        # Treat 1-D operands as matrices (a row, b a column), then undo it.
+        if na == 1:
+            g = g.unsqueeze(-2)
+        if nb == 1:
+            g = g.unsqueeze(-1)
+        ga = gb = None
+        if b is not None:
+            b2 = b.unsqueeze(-1) if nb == 1 else b
+            ga = g @ b2.transpose(-1, -2)
+            if na == 1:
+                ga = ga.squeeze(-2)
+        if a is not None:
+            a2 = a.unsqueeze(-2) if na == 1 else a
+            gb = a2.transpose(-1, -2) @ g
+            if nb == 1:
+                gb = gb.squeeze(-1)
+        return ga, gb
+
+
+def matmul(a: Tensor, b: Tensor) -> Tensor:
+    if not isinstance(a, Tensor) or not isinstance(b, Tensor):
+        raise TypeError(f"matmul(): argument 'other' must be Tensor, not {type(b).__name__}")
+    if a._data.ndim == 0 or b._data.ndim == 0:
+        raise _mm_error("matmul", a._data, b._data)
+    return MatMul.apply(a, b)
+
+
+def mm(a: Tensor, b: Tensor) -> Tensor:
+    if a._data.ndim != 2 or b._data.ndim != 2:
+        raise RuntimeError(f"mm: both arguments must be 2-D matrices, got shapes {list(a.shape)} and {list(b.shape)}")
+    return matmul(a, b)

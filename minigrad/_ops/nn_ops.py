@@ -1,0 +1,195 @@
+"""Fused operations for neural networks: softmax family, linear layer and losses.
+
+Fusing (one Function for ``x @ W.T + b``, one for softmax) keeps the graph small and lets
+backward skip what nobody needs (``needs_input_grad``), e.g. the input of the first layer.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._tensor import Tensor, _wrap_dim
+from ..autograd.function import Function
+
+_wrap = Tensor._wrap
+
+
+class Softmax(Function):
+    _node_name = "SoftmaxBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        d = _wrap_dim(dim, a._data.ndim, "softmax")
+        z = a._data - a._data.max(axis=d, keepdims=True)
+        e = np.exp(z)
+        e /= e.sum(axis=d, keepdims=True)
+        out = _wrap(e)
+        ctx.d = d
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (out,) = ctx.saved_tensors
+        return out * (g - (g * out).sum(ctx.d, keepdim=True)), None
+
+
+class LogSoftmax(Function):
+    _node_name = "LogSoftmaxBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        d = _wrap_dim(dim, a._data.ndim, "log_softmax")
+        z = a._data - a._data.max(axis=d, keepdims=True)
+        out = _wrap(z - np.log(np.exp(z).sum(axis=d, keepdims=True)))
+        ctx.d = d
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (out,) = ctx.saved_tensors
+        return g - out.exp() * g.sum(ctx.d, keepdim=True), None
+
+
+class Linear(Function):
+    """y = x @ W.T + b, PyTorch's layout (W is out_features x in_features)."""
+
+    _node_name = "AddmmBackward0"
+
+    @staticmethod
+    def forward(ctx, x, w, b):
+        if x._data.shape[-1] != w._data.shape[-1]:
+            n = x._data.shape[-1]
+            raise RuntimeError(
+                f"mat1 and mat2 shapes cannot be multiplied ({int(np.prod(x._data.shape[:-1]))}x{n} and "
+                f"{w._data.shape[1]}x{w._data.shape[0]})\nIn linear: the input's last dimension is {n} but the "
+                f"weight expects in_features={w._data.shape[1]} (input shape {list(x._data.shape)}, weight shape "
+                f"{list(w._data.shape)})."
+            )
+        gx, gw, _ = ctx.needs_input_grad
+        ctx.save_for_backward(x if gw else None, w if gx else None)
+        out = x._data @ w._data.T
+        if b is not None:
+            out += b._data
+        return _wrap(out)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, w = ctx.saved_tensors
+        gx = g @ w if w is not None else None
+        gw = gb = None
+        if x is not None:
+            g2 = g.reshape(-1, g._data.shape[-1]) if g._data.ndim != 2 else g
+            x2 = x.reshape(-1, x._data.shape[-1]) if x._data.ndim != 2 else x
+            gw = g2.transpose(0, 1) @ x2
+        if ctx.needs_input_grad[2]:
+            gb = g.sum(tuple(range(g._data.ndim - 1))) if g._data.ndim > 1 else g
+        return gx, gw, gb
+
+
+def _reduce_loss(values: np.ndarray, reduction: str, where: str):
+    if reduction == "mean":
+        return values.mean()
+    if reduction == "sum":
+        return values.sum()
+    if reduction == "none":
+        return values
+    raise ValueError(f"{where}: {reduction} is not a valid value for reduction (use 'mean', 'sum' or 'none')")
+
+
+class NLLLoss(Function):
+    """Negative log-likelihood of class indices given log-probabilities (N x C)."""
+
+    _node_name = "NllLossBackward0"
+
+    @staticmethod
+    def forward(ctx, logp, target, reduction):
+        lp, t = logp._data, target._data
+        if lp.ndim != 2 or t.ndim != 1 or t.shape[0] != lp.shape[0]:
+            raise ValueError(
+                f"Expected input batch_size ({lp.shape[0] if lp.ndim else 0}) to match target batch_size "
+                f"({t.shape[0] if t.ndim else 0}).\nnll_loss/cross_entropy expect input of shape [N, C] and "
+                f"target of shape [N] (class indices); got {list(lp.shape)} and {list(t.shape)}."
+            )
+        if t.dtype.kind not in "iu":
+            raise RuntimeError(
+                f"expected scalar type Long but found {target.dtype}\ncross_entropy/nll_loss targets are class "
+                "indices: make them with dtype=minigrad.long (int64)."
+            )
+        if t.size and (t.min() < 0 or t.max() >= lp.shape[1]):
+            raise IndexError(f"Target {int(t.max() if t.max() >= lp.shape[1] else t.min())} is out of bounds "
+                             f"(there are {lp.shape[1]} classes, so targets must be in [0, {lp.shape[1] - 1}]).")
+        rows = np.arange(lp.shape[0])
+        ctx.rows, ctx.t, ctx.shape, ctx.reduction = rows, t, lp.shape, reduction
+        return _wrap(np.asarray(_reduce_loss(-lp[rows, t], reduction, "nll_loss")))
+
+    @staticmethod
+    def backward(ctx, g):
+        onehot = np.zeros(ctx.shape, dtype=g._data.dtype)
+        onehot[ctx.rows, ctx.t] = -1.0
+        if ctx.reduction == "mean":
+            onehot /= ctx.shape[0]
+        if ctx.reduction == "none":
+            g = g.unsqueeze(1)
+        return g * Tensor._wrap(onehot), None, None
+
+
+class MSELoss(Function):
+    _node_name = "MseLossBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b, reduction):
+        if a._data.shape != b._data.shape:
+            import warnings
+
+            warnings.warn(
+                f"Using a target size ({b.shape!r}) that is different to the input size ({a.shape!r}). This will "
+                "likely lead to incorrect results due to broadcasting. Please ensure they have the same size.",
+                UserWarning, stacklevel=4)
+        ctx.save_for_backward(a, b)
+        ctx.reduction = reduction
+        d = a._data - b._data
+        return _wrap(np.asarray(_reduce_loss(d * d, reduction, "mse_loss")))
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        diff = a - b
+        scale = 2.0 / diff._data.size if ctx.reduction == "mean" else 2.0
+        gd = g * diff * scale
+        return (gd if ctx.needs_input_grad[0] else None), (-gd if ctx.needs_input_grad[1] else None), None
+
+
+class BCELoss(Function):
+    """Binary cross-entropy on probabilities; logs clamped at -100 as in PyTorch."""
+
+    _node_name = "BinaryCrossEntropyBackward0"
+
+    @staticmethod
+    def forward(ctx, p, y, reduction):
+        pd, yd = p._data, y._data
+        if pd.shape != yd.shape:
+            raise ValueError(
+                f"Using a target size ({y.shape!r}) that is different to the input size ({p.shape!r}) is "
+                "deprecated. Please ensure they have the same size."
+            )
+        if pd.size and (pd.min() < 0 or pd.max() > 1):
+            raise RuntimeError(
+                "all elements of input should be between 0 and 1\nbinary_cross_entropy expects probabilities; "
+                "apply sigmoid first (or use a loss on logits)."
+            )
+        ctx.save_for_backward(p, y)
+        ctx.reduction = reduction
+        with np.errstate(divide="ignore"):
+            loss = -(yd * np.maximum(np.log(pd), -100) + (1 - yd) * np.maximum(np.log1p(-pd), -100))
+        return _wrap(np.asarray(_reduce_loss(loss, reduction, "binary_cross_entropy"), dtype=pd.dtype))
+
+    @staticmethod
+    def backward(ctx, g):
+        p, y = ctx.saved_tensors
+        eps = 1e-12
+        denom = (p * (1 - p)).clamp(min=eps)
+        gp = g * (p - y) / denom
+        if ctx.reduction == "mean":
+            gp = gp / p._data.size
+        return gp, None, None

@@ -1,0 +1,282 @@
+"""Elementwise functions. Each backward is written with minigrad operations, so that
+``create_graph=True`` can differentiate it again."""
+from __future__ import annotations
+
+import numpy as np
+
+from .._tensor import Tensor
+from ..autograd.function import Function
+from .arithmetic import _broadcast_error
+
+_wrap = Tensor._wrap
+
+
+class Exp(Function):
+    _node_name = "ExpBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        out = _wrap(np.exp(a._data))
+        ctx.save_for_backward(out)  # exp' = exp: saving the output avoids recomputing it
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (out,) = ctx.saved_tensors
+        return g * out
+
+
+class Log(Function):
+    _node_name = "LogBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return _wrap(np.log(a._data))
+
+    @staticmethod
+    def backward(ctx, g):
+        (a,) = ctx.saved_tensors
+        return g / a
+
+
+class Sqrt(Function):
+    _node_name = "SqrtBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        out = _wrap(np.sqrt(a._data))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (out,) = ctx.saved_tensors
+        return g / (out * 2)
+
+
+class Abs(Function):
+    _node_name = "AbsBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return _wrap(np.abs(a._data))
+
+    @staticmethod
+    def backward(ctx, g):
+        (a,) = ctx.saved_tensors
+        return g * a.sign()  # sign(0) = 0: PyTorch's subgradient at the kink
+
+
+class Sin(Function):
+    _node_name = "SinBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return _wrap(np.sin(a._data))
+
+    @staticmethod
+    def backward(ctx, g):
+        (a,) = ctx.saved_tensors
+        return g * a.cos()
+
+
+class Cos(Function):
+    _node_name = "CosBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return _wrap(np.cos(a._data))
+
+    @staticmethod
+    def backward(ctx, g):
+        (a,) = ctx.saved_tensors
+        return -(g * a.sin())
+
+
+class Tanh(Function):
+    _node_name = "TanhBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        out = _wrap(np.tanh(a._data))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (out,) = ctx.saved_tensors
+        return g * (1 - out * out)
+
+
+class Sinh(Function):
+    _node_name = "SinhBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return _wrap(np.sinh(a._data))
+
+    @staticmethod
+    def backward(ctx, g):
+        (a,) = ctx.saved_tensors
+        return g * a.cosh()
+
+
+class Cosh(Function):
+    _node_name = "CoshBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return _wrap(np.cosh(a._data))
+
+    @staticmethod
+    def backward(ctx, g):
+        (a,) = ctx.saved_tensors
+        return g * a.sinh()
+
+
+def stable_sigmoid(x: np.ndarray) -> np.ndarray:
+    """1 / (1 + e^-x) without overflow: only ever exponentiate -|x| (<= 0)."""
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+
+
+class Sigmoid(Function):
+    _node_name = "SigmoidBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        out = _wrap(stable_sigmoid(a._data))
+        ctx.save_for_backward(out)  # sigma' = sigma (1 - sigma): the output is all backward needs
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (out,) = ctx.saved_tensors
+        return g * out * (1 - out)
+
+
+class Relu(Function):
+    _node_name = "ReluBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        out = _wrap(np.maximum(a._data, 0))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (out,) = ctx.saved_tensors
+        return g * (out > 0)  # gradient 0 at x == 0, PyTorch's convention
+
+
+class Sign(Function):
+    _node_name = "SignBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        return _wrap(np.sign(a._data))
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 0
+
+
+class Clamp(Function):
+    _node_name = "ClampBackward1"
+
+    @staticmethod
+    def forward(ctx, a, lo, hi):
+        if lo is None and hi is None:
+            raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+        ctx.save_for_backward(a)
+        ctx.lo, ctx.hi = lo, hi
+        return _wrap(np.clip(a._data, lo, hi))
+
+    @staticmethod
+    def backward(ctx, g):
+        (a,) = ctx.saved_tensors
+        keep = np.ones(a._data.shape, dtype=bool)
+        if ctx.lo is not None:
+            keep &= a._data >= ctx.lo
+        if ctx.hi is not None:
+            keep &= a._data <= ctx.hi
+        return g * Tensor._wrap(keep), None, None
+
+
+class Maximum(Function):
+    _node_name = "MaximumBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        try:
+            return _wrap(np.maximum(a._data, b._data))
+        except ValueError:
+            raise _broadcast_error("maximum", a._data, b._data) from None
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        # Ties share the gradient equally, as in PyTorch.
+        wa = Tensor._wrap((a._data > b._data) + 0.5 * (a._data == b._data))
+        return g * wa, g * (1 - wa)
+
+
+class Minimum(Function):
+    _node_name = "MinimumBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        try:
+            return _wrap(np.minimum(a._data, b._data))
+        except ValueError:
+            raise _broadcast_error("minimum", a._data, b._data) from None
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        wa = Tensor._wrap((a._data < b._data) + 0.5 * (a._data == b._data))
+        return g * wa, g * (1 - wa)
+
+
+class Where(Function):
+    _node_name = "WhereBackward0"
+
+    @staticmethod
+    def forward(ctx, cond, a, b):
+        ctx.cond = cond
+        try:
+            return _wrap(np.where(cond._data, a._data, b._data))
+        except ValueError:
+            raise _broadcast_error("where", a._data, b._data) from None
+
+    @staticmethod
+    def backward(ctx, g):
+        cond = ctx.cond
+        zero = Tensor._wrap(np.zeros((), g._data.dtype))
+        ga = where(cond, g, zero) if ctx.needs_input_grad[1] else None
+        gb = where(cond, zero, g) if ctx.needs_input_grad[2] else None
+        return None, ga, gb
+
+
+def where(cond, a, b) -> Tensor:
+    """Elementwise ``a if cond else b`` (a and b may be tensors or numbers)."""
+    if not isinstance(cond, Tensor):
+        cond = Tensor._wrap(np.asarray(cond))
+    if cond._data.dtype != np.bool_:
+        cond = Tensor._wrap(cond._data.astype(bool))
+    ref = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
+    dt = ref._data.dtype if ref is not None else np.result_type(a, b)
+    if not isinstance(a, Tensor):
+        a = Tensor._wrap(np.asarray(a, dtype=dt))
+    if not isinstance(b, Tensor):
+        b = Tensor._wrap(np.asarray(b, dtype=dt))
+    return Where.apply(cond, a, b)

@@ -1,0 +1,182 @@
+"""Reductions over all elements or over ``dim`` (an int or a tuple), with ``keepdim``."""
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from .._tensor import Tensor, _wrap_dim
+from ..autograd.function import Function
+
+_wrap = Tensor._wrap
+
+
+def _axes(dim, ndim: int, where: str):
+    """Normalise ``dim`` to a sorted tuple of non-negative axes (None = all)."""
+    if dim is None:
+        return tuple(range(ndim))
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    return tuple(sorted({_wrap_dim(d, ndim, where) for d in dims}))
+
+
+def _kept_shape(shape: tuple, axes: tuple) -> tuple:
+    return tuple(1 if i in axes else s for i, s in enumerate(shape))
+
+
+class Sum(Function):
+    _node_name = "SumBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim, keepdim):
+        shape = a._data.shape
+        axes = _axes(dim, len(shape), "sum")
+        ctx.shape, ctx.kept = shape, _kept_shape(shape, axes)
+        out = a._data.sum(axis=axes, keepdims=keepdim)
+        if a._data.dtype == np.bool_:
+            out = out.astype(np.int64)
+        return _wrap(np.asarray(out))
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.reshape(ctx.kept).expand(ctx.shape), None, None
+
+
+class Mean(Function):
+    _node_name = "MeanBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim, keepdim):
+        if a._data.dtype.kind != "f":
+            raise RuntimeError(
+                f"mean(): could not infer output dtype. Input dtype must be either a floating point or complex "
+                f"dtype. Got: {a.dtype.name.capitalize()}\nConvert first, e.g. x.float().mean()."
+            )
+        shape = a._data.shape
+        axes = _axes(dim, len(shape), "mean")
+        ctx.shape, ctx.kept = shape, _kept_shape(shape, axes)
+        ctx.n = int(np.prod([shape[i] for i in axes])) if axes else 1
+        return _wrap(np.asarray(a._data.mean(axis=axes, keepdims=keepdim)))
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g / ctx.n).reshape(ctx.kept).expand(ctx.shape), None, None
+
+
+class _Extreme(Function):
+    """amax / amin (and max / min over everything): ties share the gradient evenly."""
+
+    ufunc = np.max
+
+    @classmethod
+    def forward(cls, ctx, a, dim, keepdim):
+        if a._data.size == 0:
+            raise RuntimeError(f"{cls.__name__.lower()}(): Expected reduction dim to be specified for input.numel() == 0.")
+        shape = a._data.shape
+        axes = _axes(dim, len(shape), cls.__name__.lower())
+        kept_val = cls.ufunc(a._data, axis=axes, keepdims=True)
+        ctx.shape, ctx.kept = shape, _kept_shape(shape, axes)
+        mask = a._data == kept_val
+        ctx.weights = mask / mask.sum(axis=axes, keepdims=True)
+        return _wrap(kept_val if keepdim else kept_val.reshape([s for i, s in enumerate(shape) if i not in axes]))
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.reshape(ctx.kept) * Tensor._wrap(ctx.weights.astype(g._data.dtype)), None, None
+
+
+class Amax(_Extreme):
+    _node_name = "AmaxBackward0"
+    ufunc = np.max
+
+
+class Amin(_Extreme):
+    _node_name = "AminBackward0"
+    ufunc = np.min
+
+
+class MaxAll(_Extreme):
+    _node_name = "MaxBackward1"
+    ufunc = np.max
+
+
+class MinAll(_Extreme):
+    _node_name = "MinBackward1"
+    ufunc = np.min
+
+
+class _ExtremeDim(Function):
+    """max / min along one dim: returns (values, indices); the gradient goes to the index."""
+
+    arg = np.argmax
+
+    @classmethod
+    def forward(cls, ctx, a, dim, keepdim):
+        d = _wrap_dim(dim, a._data.ndim, cls.__name__.lower())
+        idx = np.expand_dims(cls.arg(a._data, axis=d), d) if a._data.ndim else np.zeros((), np.int64)
+        vals = np.take_along_axis(a._data, idx, axis=d) if a._data.ndim else a._data.copy()
+        ctx.shape, ctx.d, ctx.idx = a._data.shape, d, idx
+        if not keepdim and a._data.ndim:
+            vals, idx = vals.squeeze(d), idx.squeeze(d)
+        indices = _wrap(idx.astype(np.int64))
+        ctx.mark_non_differentiable(indices)
+        return _wrap(vals), indices
+
+    @staticmethod
+    def backward(ctx, g, _g_indices):
+        onehot = np.zeros(ctx.shape, dtype=g._data.dtype)
+        if len(ctx.shape):
+            np.put_along_axis(onehot, ctx.idx, 1, axis=ctx.d)
+            g = g.reshape(_kept_shape(ctx.shape, (ctx.d,)))
+        else:
+            onehot[...] = 1
+        return g * Tensor._wrap(onehot), None, None
+
+
+class MaxDim(_ExtremeDim):
+    _node_name = "MaxBackward0"
+    arg = np.argmax
+
+
+class MinDim(_ExtremeDim):
+    _node_name = "MinBackward0"
+    arg = np.argmin
+
+
+values_indices = namedtuple("return_types", ["values", "indices"])
+
+
+def _extreme(a, dim, keepdim, all_cls, dim_cls):
+    if dim is None:
+        return all_cls.apply(a, None, False)
+    values, indices = dim_cls.apply(a, dim, keepdim)
+    return values_indices(values, indices)
+
+
+def max(a, dim=None, keepdim=False):  # noqa: A001
+    if isinstance(dim, Tensor):
+        from .pointwise import Maximum
+
+        return Maximum.apply(a, dim)
+    return _extreme(a, dim, keepdim, MaxAll, MaxDim)
+
+
+def min(a, dim=None, keepdim=False):  # noqa: A001
+    if isinstance(dim, Tensor):
+        from .pointwise import Minimum
+
+        return Minimum.apply(a, dim)
+    return _extreme(a, dim, keepdim, MinAll, MinDim)
+
+
+def argmax(a, dim=None, keepdim=False) -> Tensor:
+    if dim is None:
+        return _wrap(np.asarray(np.argmax(a._data), dtype=np.int64))
+    d = _wrap_dim(dim, a._data.ndim, "argmax")
+    return _wrap(np.argmax(a._data, axis=d, keepdims=keepdim).astype(np.int64))
+
+
+def argmin(a, dim=None, keepdim=False) -> Tensor:
+    if dim is None:
+        return _wrap(np.asarray(np.argmin(a._data), dtype=np.int64))
+    d = _wrap_dim(dim, a._data.ndim, "argmin")
+    return _wrap(np.argmin(a._data, axis=d, keepdims=keepdim).astype(np.int64))

@@ -1,0 +1,277 @@
+"""Shape and indexing operations. Most forwards return views that share memory (and the
+in-place version counter) with their input, as PyTorch's do."""
+from __future__ import annotations
+
+import numpy as np
+
+from .._tensor import Tensor, _wrap_dim
+from ..autograd.function import Function
+
+_wrap = Tensor._wrap
+
+
+def _size_args(args) -> tuple:
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        return tuple(args[0])
+    return tuple(args)
+
+
+class View(Function):
+    _node_name = "ViewBackward0"
+
+    @staticmethod
+    def forward(ctx, a, shape):
+        ctx.shape = a._data.shape
+        try:
+            arr = a._data.reshape(shape)
+        except ValueError:
+            raise RuntimeError(
+                f"shape '{list(shape)}' is invalid for input of size {a._data.size}\n"
+                f"reshape/view: a tensor of shape {list(a._data.shape)} has {a._data.size} elements, and the "
+                "new shape must have the same number (use -1 for one inferred dimension)."
+            ) from None
+        return a._view_of(arr) if np.shares_memory(arr, a._data) else _wrap(arr)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.reshape(ctx.shape), None
+
+
+class Transpose(Function):
+    _node_name = "TransposeBackward0"
+
+    @staticmethod
+    def forward(ctx, a, d0, d1):
+        n = a._data.ndim
+        d0, d1 = _wrap_dim(d0, n, "transpose"), _wrap_dim(d1, n, "transpose")
+        ctx.d0, ctx.d1 = d0, d1
+        return a._view_of(np.swapaxes(a._data, d0, d1)) if n >= 2 else a._view_of(a._data)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.transpose(ctx.d0, ctx.d1), None, None
+
+
+class Permute(Function):
+    _node_name = "PermuteBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dims):
+        n = a._data.ndim
+        dims = tuple(_wrap_dim(d, n, "permute") for d in dims)
+        if sorted(dims) != list(range(n)):
+            raise RuntimeError(
+                f"permute(sparse_coo): number of dimensions in the tensor input does not match the length of "
+                f"the desired ordering of dimensions i.e. input.dim() = {n} is not equal to len(dims) = "
+                f"{len(dims)}" if len(dims) != n else f"permute(): repeated dim in {list(dims)}"
+            )
+        ctx.inverse = tuple(np.argsort(dims))
+        return a._view_of(np.transpose(a._data, dims))
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.permute(ctx.inverse), None
+
+
+class Expand(Function):
+    _node_name = "ExpandBackward0"
+
+    @staticmethod
+    def forward(ctx, a, shape):
+        lead = len(shape) - a._data.ndim
+        shape = tuple(a._data.shape[i - lead] if s == -1 else s for i, s in enumerate(shape))
+        try:
+            return a._view_of(np.broadcast_to(a._data, shape))
+        except ValueError:
+            raise RuntimeError(
+                f"The expanded size of the tensor must match the existing size at non-singleton dimensions: "
+                f"cannot expand shape {list(a._data.shape)} to {list(shape)}"
+            ) from None
+
+    @staticmethod
+    def backward(ctx, g):
+        return g, None  # the engine sums the gradient back to the input's shape
+
+
+class Squeeze(Function):
+    _node_name = "SqueezeBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        ctx.shape = a._data.shape
+        if dim is None:
+            arr = a._data.reshape([s for s in a._data.shape if s != 1])
+        else:
+            d = _wrap_dim(dim, a._data.ndim, "squeeze")
+            arr = a._data.squeeze(d) if a._data.ndim and a._data.shape[d] == 1 else a._data
+        return a._view_of(arr)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.reshape(ctx.shape), None
+
+
+class Unsqueeze(Function):
+    _node_name = "UnsqueezeBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        d = _wrap_dim(dim, a._data.ndim + 1, "unsqueeze")
+        ctx.d = d
+        return a._view_of(np.expand_dims(a._data, d))
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.squeeze(ctx.d), None
+
+
+class Cat(Function):
+    _node_name = "CatBackward0"
+
+    @staticmethod
+    def forward(ctx, dim, *tensors):
+        if not tensors:
+            raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+        d = _wrap_dim(dim, tensors[0]._data.ndim, "cat")
+        try:
+            out = np.concatenate([t._data for t in tensors], axis=d)
+        except ValueError:
+            shapes = ", ".join(str(list(t._data.shape)) for t in tensors)
+            raise RuntimeError(
+                f"Sizes of tensors must match except in dimension {d}. cat got shapes {shapes}: all dimensions "
+                f"other than dim={d} must be equal."
+            ) from None
+        ctx.d, ctx.sizes = d, [t._data.shape[d] for t in tensors]
+        return _wrap(out)
+
+    @staticmethod
+    def backward(ctx, g):
+        grads, start = [None], 0
+        for size, need in zip(ctx.sizes, ctx.needs_input_grad[1:]):
+            grads.append(g.narrow(ctx.d, start, size) if need else None)
+            start += size
+        return tuple(grads)
+
+
+class Stack(Function):
+    _node_name = "StackBackward0"
+
+    @staticmethod
+    def forward(ctx, dim, *tensors):
+        if not tensors:
+            raise RuntimeError("stack expects a non-empty TensorList")
+        d = _wrap_dim(dim, tensors[0]._data.ndim + 1, "stack")
+        try:
+            out = np.stack([t._data for t in tensors], axis=d)
+        except ValueError:
+            shapes = ", ".join(str(list(t._data.shape)) for t in tensors)
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got shapes {shapes}") from None
+        ctx.d = d
+        return _wrap(out)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (None,) + tuple(g.select(ctx.d, i) if need else None
+                               for i, need in enumerate(ctx.needs_input_grad[1:]))
+
+
+def _convert_index(index):
+    """Tensors inside an index become arrays (bool tensors stay masks)."""
+    if isinstance(index, tuple):
+        return tuple(_convert_index(i) for i in index)
+    if isinstance(index, Tensor):
+        return index._data
+    if isinstance(index, list):
+        return np.asarray([i._data if isinstance(i, Tensor) else i for i in index])
+    return index
+
+
+def _is_basic(index) -> bool:
+    items = index if isinstance(index, tuple) else (index,)
+    return all(i is None or i is Ellipsis or isinstance(i, (int, slice, np.integer)) for i in items)
+
+
+class Index(Function):
+    _node_name = "IndexBackward0"
+
+    @staticmethod
+    def forward(ctx, a, index):
+        ctx.shape, ctx.index = a._data.shape, index
+        try:
+            arr = a._data[index]
+        except IndexError as e:
+            raise IndexError(f"{e} (indexing a tensor of shape {list(a._data.shape)})") from None
+        if _is_basic(index):
+            return a._view_of(arr)
+        return _wrap(arr)
+
+    @staticmethod
+    def backward(ctx, g):
+        return IndexBackward.apply(g, ctx.shape, ctx.index), None
+
+
+class IndexBackward(Function):
+    """Scatter a gradient into zeros of the input's shape (repeated indices add up)."""
+
+    _node_name = "IndexPutBackward0"
+
+    @staticmethod
+    def forward(ctx, g, shape, index):
+        ctx.index = index
+        out = np.zeros(shape, dtype=g._data.dtype)
+        if _is_basic(index):
+            out[index] = g._data
+        else:
+            np.add.at(out, index, g._data)
+        return _wrap(out)
+
+    @staticmethod
+    def backward(ctx, gg):
+        return gg[ctx.index], None, None
+
+
+class IndexPut(Function):
+    """``base[index] = value`` recorded in the graph (used by ``__setitem__``)."""
+
+    _node_name = "IndexPutBackward0"
+
+    @staticmethod
+    def forward(ctx, base, value, index):
+        ctx.index = index
+        out = base._data.copy()
+        out[index] = value._data if isinstance(value, Tensor) else value
+        return _wrap(out)
+
+    @staticmethod
+    def backward(ctx, g):
+        g_base = None
+        if ctx.needs_input_grad[0]:
+            g_base = g.clone()
+            g_base[ctx.index] = 0
+        g_value = g[ctx.index] if ctx.needs_input_grad[1] else None
+        return g_base, g_value, None
+
+
+class Fill(Function):
+    _node_name = "FillBackward0"
+
+    @staticmethod
+    def forward(ctx, a, value):
+        v = value._data if isinstance(value, Tensor) else value
+        return _wrap(np.full_like(a._data, v))
+
+    @staticmethod
+    def backward(ctx, g):
+        return None, None
+
+
+class Copy(Function):
+    _node_name = "CopyBackwards"
+
+    @staticmethod
+    def forward(ctx, a, src):
+        return _wrap(np.broadcast_to(src._data, a._data.shape).astype(a._data.dtype))
+
+    @staticmethod
+    def backward(ctx, g):
+        return None, g

@@ -1,0 +1,137 @@
+"""repr/str of tensors, following PyTorch's formatting rules (so printed output matches)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import _dtype
+
+PRECISION = 4
+LINEWIDTH = 80
+THRESHOLD = 1000
+EDGEITEMS = 3
+
+
+class _Formatter:
+    def __init__(self, values: np.ndarray, floating: bool) -> None:
+        self.floating = floating
+        self.int_mode = True
+        self.sci_mode = False
+        self.max_width = 1
+        flat = values.reshape(-1)
+        if not floating:
+            for v in flat.tolist():
+                self.max_width = max(self.max_width, len(str(v)))
+            return
+        finite = flat[np.isfinite(flat) & (flat != 0)].astype(np.float64)
+        if finite.size == 0:
+            # PyTorch leaves width 1 here; nan/inf/0 are then printed by _format.
+            for v in flat.tolist():
+                self.max_width = max(self.max_width, len(self._plain(v)))
+            return
+        absvals = np.abs(finite)
+        lo, hi = absvals.min(), absvals.max()
+        vals = finite.tolist()
+        self.int_mode = bool(np.all(finite == np.ceil(finite)))
+        if self.int_mode:
+            if hi / lo > 1000.0 or hi > 1.0e8:
+                self.sci_mode = True
+                widths = [len(f"{v:.{PRECISION}e}") for v in vals]
+            else:
+                widths = [len(f"{v:.0f}") + 1 for v in vals]
+        else:
+            if hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4:
+                self.sci_mode = True
+                widths = [len(f"{v:.{PRECISION}e}") for v in vals]
+            else:
+                widths = [len(f"{v:.{PRECISION}f}") for v in vals]
+        self.max_width = max(widths)
+        # nan / inf / zero entries can be wider in some modes
+        for v in flat[~(np.isfinite(flat) & (flat != 0))].tolist():
+            self.max_width = max(self.max_width, len(self._plain(v)))
+
+    def _plain(self, value) -> str:
+        if not self.floating:
+            return str(value)
+        if self.sci_mode:
+            return f"{value:.{PRECISION}e}"
+        if self.int_mode:
+            s = f"{value:.0f}"
+            return s if (math.isinf(value) or math.isnan(value)) else s + "."
+        return f"{value:.{PRECISION}f}"
+
+    def format(self, value) -> str:
+        s = self._plain(value)
+        return " " * (self.max_width - len(s)) + s
+
+
+def _vector_str(arr: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) -> str:
+    element_length = fmt.max_width + 2
+    per_line = max(1, int(math.floor((LINEWIDTH - indent) / element_length)))
+    if summarize and arr.shape[0] > 2 * EDGEITEMS:
+        data = ([fmt.format(v) for v in arr[:EDGEITEMS].tolist()] + [" ..."]
+                + [fmt.format(v) for v in arr[-EDGEITEMS:].tolist()])
+    else:
+        data = [fmt.format(v) for v in arr.tolist()]
+    lines = [", ".join(data[i:i + per_line]) for i in range(0, len(data), per_line)]
+    return "[" + ("," + "\n" + " " * (indent + 1)).join(lines) + "]"
+
+
+def _tensor_str(arr: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) -> str:
+    if arr.ndim == 0:
+        return fmt.format(arr.item())
+    if arr.ndim == 1:
+        return _vector_str(arr, indent, summarize, fmt)
+    if summarize and arr.shape[0] > 2 * EDGEITEMS:
+        slices = ([_tensor_str(arr[i], indent + 1, summarize, fmt) for i in range(EDGEITEMS)] + ["..."]
+                  + [_tensor_str(arr[i], indent + 1, summarize, fmt) for i in range(arr.shape[0] - EDGEITEMS, arr.shape[0])])
+    else:
+        slices = [_tensor_str(arr[i], indent + 1, summarize, fmt) for i in range(arr.shape[0])]
+    return "[" + ("," + "\n" * (arr.ndim - 1) + " " * (indent + 1)).join(slices) + "]"
+
+
+def _summarized(arr: np.ndarray) -> np.ndarray:
+    if arr.ndim == 0:
+        return arr
+    if arr.shape[0] > 2 * EDGEITEMS:
+        arr = np.concatenate([arr[:EDGEITEMS], arr[-EDGEITEMS:]])
+    return np.stack([_summarized(a) for a in arr]) if arr.ndim > 1 else arr
+
+
+def _add_suffixes(s: str, suffixes: list, indent: int) -> str:
+    parts = [s]
+    last_line_len = len(s) - s.rfind("\n") + 1
+    for suffix in suffixes:
+        if last_line_len + len(suffix) + 2 > LINEWIDTH:
+            parts.append(",\n" + " " * indent + suffix)
+            last_line_len = indent + len(suffix)
+        else:
+            parts.append(", " + suffix)
+            last_line_len += len(suffix) + 2
+    parts.append(")")
+    return "".join(parts)
+
+
+def tensor_repr(t) -> str:
+    arr = t._data
+    prefix = "tensor("
+    indent = len(prefix)
+    suffixes = []
+    dt = _dtype._FROM_NUMPY[arr.dtype]
+    floating = arr.dtype.kind == "f"
+    if arr.size == 0:
+        body = "[]"
+        if arr.shape != (0,):
+            suffixes.append(f"size={tuple(arr.shape)}")
+    else:
+        summarize = arr.size > THRESHOLD
+        shown = _summarized(arr) if summarize else arr
+        body = _tensor_str(arr, indent, summarize, _Formatter(shown, floating))
+    if dt is not _dtype._default[0] and dt is not _dtype.int64 and dt is not _dtype.bool:
+        suffixes.append(f"dtype={dt!r}")
+    if t.grad_fn is not None:
+        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
+    elif t._rg:
+        suffixes.append("requires_grad=True")
+    return _add_suffixes(prefix + body, suffixes, indent)

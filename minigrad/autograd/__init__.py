@@ -1,0 +1,13 @@
+"""minigrad.autograd: Function, backward/grad, grad modes, anomaly detection, gradcheck."""
+from . import function
+from .anomaly_mode import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
+from .engine import backward, grad
+from .function import Function, FunctionCtx, once_differentiable
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+
+__all__ = [
+    "Function", "FunctionCtx", "once_differentiable", "backward", "grad", "no_grad", "enable_grad",
+    "set_grad_enabled", "is_grad_enabled", "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
+    "gradcheck", "gradgradcheck", "GradcheckError", "function",
+]

@@ -1,0 +1,335 @@
+"""The backward pass: walk the graph from the output to the leaves, once per node.
+
+1. Count, for every node reachable from the roots, how many edges point at it
+   (an explicit stack, so a chain of 100,000 operations needs no recursion).
+2. Start from the roots with their gradients; a node is *ready* when every node that
+   feeds it has run, so fan-out gradients are summed before the node runs.
+3. Run the ready node's backward, check what it returned (number, type, shape; a
+   broadcast input gets its gradient summed back to its shape), pass the results on.
+Saved tensors are freed as each node finishes, unless ``retain_graph``.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Sequence
+
+import numpy as np
+
+from .._tensor import Tensor
+from .anomaly_mode import _Anomaly
+from .function import AccumulateGrad, _materialize
+from .grad_mode import _GradMode
+
+
+def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, create_graph: bool = False,
+             inputs=None) -> None:
+    """Accumulate d(tensors)/d(leaf) into the ``.grad`` of every leaf that requires grad."""
+    tensors = (tensors,) if isinstance(tensors, Tensor) else tuple(tensors)
+    if grad_tensors is None or isinstance(grad_tensors, Tensor):
+        grad_tensors = (grad_tensors,) * len(tensors) if grad_tensors is None else (grad_tensors,)
+    grads = _make_grads(tensors, tuple(grad_tensors), "backward")
+    if retain_graph is None:
+        retain_graph = create_graph
+    if inputs is not None:
+        inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+        found = _run(tensors, grads, retain_graph, create_graph, targets=inputs, accumulate=False)
+        for t, g in zip(inputs, found):
+            if g is not None:
+                t._grad_accumulator()._accumulate(g, create_graph)
+        return
+    _run(tensors, grads, retain_graph, create_graph)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, create_graph: bool = False,
+         only_inputs: bool = True, allow_unused: bool | None = None, is_grads_batched: bool = False,
+         materialize_grads: bool = False) -> tuple:
+    """Return d(outputs)/d(inputs) without touching any ``.grad``."""
+    outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
+    single_input = isinstance(inputs, Tensor)
+    inputs = (inputs,) if single_input else tuple(inputs)
+    for i, t in enumerate(inputs):
+        if not isinstance(t, Tensor) or not t._rg:
+            raise RuntimeError(
+                f"One of the differentiated Tensors does not require grad\n"
+                f"autograd.grad: inputs[{i}] does not require grad, so it cannot be differentiated against. "
+                "Create it with requires_grad=True."
+            )
+    if grad_outputs is None or isinstance(grad_outputs, Tensor):
+        grad_outputs = (grad_outputs,) * len(outputs) if grad_outputs is None else (grad_outputs,)
+    grads = _make_grads(outputs, tuple(grad_outputs), "grad")
+    if retain_graph is None:
+        retain_graph = create_graph
+    found = _run(outputs, grads, retain_graph, create_graph, targets=inputs, accumulate=False)
+    result = []
+    for i, (t, g) in enumerate(zip(inputs, found)):
+        if g is None:
+            if materialize_grads:
+                g = Tensor._wrap(np.zeros_like(t._data))
+            elif not allow_unused:
+                raise RuntimeError(
+                    "One of the differentiated Tensors appears to not have been used in the graph. Set "
+                    f"allow_unused=True if this is the desired behavior.\nautograd.grad: inputs[{i}] (shape "
+                    f"{list(t.shape)}) is not connected to the outputs, so its gradient would be None."
+                )
+        result.append(g)
+    return tuple(result)
+
+
+def _make_grads(tensors: Sequence[Tensor], grads: Sequence, where: str) -> list:
+    if len(grads) != len(tensors):
+        raise RuntimeError(f"grad_tensors should have the same length as tensors ({len(grads)} != {len(tensors)})")
+    out = []
+    for i, (t, g) in enumerate(zip(tensors, grads)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{where}: expected a Tensor as output {i}, got {type(t).__name__}")
+        if not t._rg:
+            raise RuntimeError(
+                f"element {i} of tensors does not require grad and does not have a grad_fn\n"
+                f"{where}(): this tensor (shape {list(t.shape)}) was not computed from any tensor with "
+                "requires_grad=True, or it was computed under no_grad() / after .detach(). Create the "
+                "inputs with requires_grad=True."
+            )
+        if g is None:
+            if t._data.size != 1:
+                raise RuntimeError(
+                    "grad can be implicitly created only for scalar outputs\n"
+                    f"{where}() was called on a tensor of shape {list(t.shape)} without a gradient. Pass "
+                    "one of the same shape, e.g. y.backward(minigrad.ones_like(y)), or reduce first, "
+                    "e.g. y.sum().backward()."
+                )
+            g = Tensor._wrap(np.ones_like(t._data))
+        else:
+            if not isinstance(g, Tensor):
+                g = Tensor._wrap(np.asarray(g, dtype=t._data.dtype))
+            if g._data.shape != t._data.shape:
+                raise RuntimeError(
+                    f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape!r} and output[{i}] has a "
+                    f"shape of {t.shape!r}.\nThe gradient passed to {where}() must have the shape of the "
+                    "tensor it is the gradient of."
+                )
+        out.append(g)
+    return out
+
+
+def _run(roots: Sequence[Tensor], root_grads: list, retain_graph: bool, create_graph: bool,
+         targets: Sequence[Tensor] | None = None, accumulate: bool = True) -> list | None:
+    # Entry points: a root's grad_fn, or the AccumulateGrad node of a root that is a leaf.
+    root_edges = [(t.grad_fn, t._output_nr) if t.grad_fn is not None else (t._grad_accumulator(), 0)
+                  for t in roots]
+
+    # 1. Dependencies: how many edges point at each node.
+    deps: dict = {}
+    seen = {n for n, _ in root_edges}
+    stack = list(seen)
+    while stack:
+        node = stack.pop()
+        for e in node._edges:
+            if e:
+                nxt = e[0]
+                deps[nxt] = deps.get(nxt, 0) + 1
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+
+    # For autograd.grad: which (node, output_nr) to capture, and which nodes to run at all.
+    capture = None
+    if targets is not None:
+        capture = {}
+        for k, t in enumerate(targets):
+            node = t.grad_fn if t.grad_fn is not None else t._grad_accumulator()
+            capture.setdefault(node, []).append((t._output_nr, k))
+        runnable = _nodes_leading_to(capture, deps, seen, root_edges)
+    found = [None] * len(targets) if targets is not None else None
+
+    buffers: dict = {}
+    for (node, nr), g in zip(root_edges, root_grads):
+        _add_to_buffer(buffers, node, nr, g)
+    ready = []
+    for node, _ in root_edges:
+        if deps.get(node, 0) == 0 and node not in ready:
+            ready.append(node)
+
+    prev_mode = _GradMode.enabled
+    _GradMode.enabled = create_graph
+    try:
+        while ready:
+            node = ready.pop()
+            buf = buffers.pop(node, None)
+            multi = node._n_outputs > 1
+            if node._hooks or node._retain:
+                buf = _run_tensor_hooks(node, buf, multi)
+            if capture is not None and node in capture:
+                for nr, k in capture[node]:
+                    found[k] = buf[nr] if multi else buf
+            if node.__class__ is AccumulateGrad:
+                if accumulate and buf is not None:
+                    node._accumulate(buf, create_graph)
+                continue
+            if capture is not None and node not in runnable:
+                continue
+            edges = node._edges
+            if buf is None or (multi and all(g is None for g in buf)):
+                results = None  # nothing flows through this node
+            else:
+                results = _call_backward(node, buf if multi else [buf])
+            if not retain_graph:
+                node._release()
+            for i, e in enumerate(edges):
+                if e:
+                    nxt = e[0]
+                    if results is not None:
+                        g = results[i]
+                        if g is not None:
+                            _add_to_buffer(buffers, nxt, e[1], g)
+                    d = deps[nxt] - 1
+                    deps[nxt] = d
+                    if d == 0:
+                        ready.append(nxt)
+    finally:
+        _GradMode.enabled = prev_mode
+    return found
+
+
+def _add_to_buffer(buffers: dict, node, nr: int, g: Tensor) -> None:
+    if node._n_outputs == 1:
+        prev = buffers.get(node)
+        buffers[node] = g if prev is None else prev + g
+    else:
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = [None] * node._n_outputs
+        buf[nr] = g if buf[nr] is None else buf[nr] + g
+
+
+def _nodes_leading_to(capture: dict, deps: dict, seen: set, root_edges) -> set:
+    """Nodes with a path to a captured node: the only ones autograd.grad needs to run."""
+    order = []  # topological order (parents before children), by Kahn's algorithm
+    remaining = dict(deps)
+    queue = [n for n in seen if remaining.get(n, 0) == 0]
+    while queue:
+        node = queue.pop()
+        order.append(node)
+        for e in node._edges:
+            if e:
+                remaining[e[0]] -= 1
+                if remaining[e[0]] == 0:
+                    queue.append(e[0])
+    leads: set = set()
+    runnable: set = set()
+    for node in reversed(order):
+        if any(e and e[0] in leads for e in node._edges):
+            runnable.add(node)
+            leads.add(node)
+        if node in capture:
+            leads.add(node)
+    return runnable
+
+
+def _run_tensor_hooks(node, buf, multi: bool):
+    grads = list(buf) if multi else [buf]
+    if node._hooks:
+        for nr, hooks in node._hooks.items():
+            for hook in list(hooks.values()):
+                if grads[nr] is not None:
+                    new = hook(grads[nr])
+                    if new is not None:
+                        grads[nr] = new
+    if node._retain:
+        for nr, ref in node._retain.items():
+            t = ref()
+            if t is not None and grads[nr] is not None:
+                g = grads[nr]
+                t._grad = g if _GradMode.enabled else Tensor._wrap(g._data.copy())
+    return grads if multi else grads[0]
+
+
+def _call_backward(node, grads: list) -> list:
+    """Run one node's backward and check what it returned."""
+    if node._n_outputs > 1 and node.materialize_grads:
+        grads = _materialize(node, grads)
+    fwd = node._forward_cls
+    try:
+        res = fwd.backward(node, *grads)
+    except Exception:
+        if _Anomaly.enabled and node._forward_trace:
+            warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n"
+                          + "".join(node._forward_trace), UserWarning, stacklevel=2)
+        raise
+    if res.__class__ is not tuple:
+        res = tuple(res) if isinstance(res, list) else (res,)
+    edges = node._edges
+    n = len(edges)
+    if len(res) != n:
+        if len(res) > n and all(r is None for r in res[n:]):
+            res = res[:n]
+        else:
+            raise RuntimeError(
+                f"function {node.name()} returned an incorrect number of gradients (expected {n}, got {len(res)})"
+                f"\n{fwd.__name__}.forward takes {n} argument(s) after ctx, so backward must return {n} value(s), "
+                "one per forward argument, in order (None for arguments that are not tensors or need no grad)."
+            )
+    out = list(res)
+    for i in range(n):
+        g = out[i]
+        if g is None:
+            continue
+        e = edges[i]
+        if g.__class__ is not Tensor and not isinstance(g, Tensor):
+            raise TypeError(
+                f"expected Variable or None (got {type(g).__name__})\n{fwd.__name__}.backward returned a "
+                f"{type(g).__name__} as gradient {i}; return a Tensor (or None) for each forward argument."
+            )
+        if e is None:
+            raise RuntimeError(
+                f"function {node.name()} returned a gradient different than None at position {i + 1}, but the "
+                "corresponding forward input was not a Variable\n"
+                f"{fwd.__name__}.forward's argument {i + 1} (after ctx) is not a tensor, so backward must "
+                "return None in that position."
+            )
+        if e is False:
+            out[i] = None  # this input needs no gradient
+            continue
+        shape = e[2]
+        if g._data.shape != shape:
+            g = _reduce_grad(node, i, g, shape)
+        if g._data.dtype != e[3]:
+            g = g.to(_dtype_of(e[3]))
+        if _Anomaly.enabled and g._data.dtype.kind == "f" and np.isnan(g._data).any():
+            where = ""
+            if node._forward_trace:
+                where = "\nThe forward call that created this node:\n" + "".join(node._forward_trace[-3:])
+            raise RuntimeError(
+                f"Function '{node.name()}' returned nan values in its {i}th output.\n"
+                f"The NaN comes from the backward of {fwd.__name__} (gradient for its input {i})." + where
+            )
+        out[i] = g
+    return out
+
+
+def _dtype_of(np_dtype):
+    from .._dtype import _FROM_NUMPY
+
+    return _FROM_NUMPY[np_dtype]
+
+
+def _reduce_grad(node, i: int, g: Tensor, shape: tuple) -> Tensor:
+    """PyTorch's sum_to: sum a gradient over the dimensions its input was broadcast along."""
+    gshape = g._data.shape
+    lead = len(gshape) - len(shape)
+    ok = lead >= 0 and all(s == 1 or s == gs for s, gs in zip(shape, gshape[lead:]))
+    if not ok:
+        raise RuntimeError(
+            f"Function {node.name()} returned an invalid gradient at index {i} - got {list(gshape)} but "
+            f"expected shape compatible with {list(shape)}\n{node._forward_cls.__name__}.backward must return, "
+            f"for input {i}, a gradient of the input's shape {list(shape)} (or a shape it was broadcast to)."
+        )
+    axes = tuple(range(lead)) + tuple(lead + k for k, s in enumerate(shape) if s == 1 and gshape[lead + k] != 1)
+    if axes:
+        g = g.sum(dim=axes, keepdim=True)
+    if g._data.shape != shape:
+        g = g.reshape(shape)
+    return g
+
+
+_ = math  # keep the import for readers of the module docstring example
