@@ -133,6 +133,7 @@ def main(argv=None) -> int:
         return 0
 
     os.environ.setdefault("PYTHONHASHSEED", "0")  # inherited by the kernels
+    os.environ.setdefault("JUPYTER_PREFER_ENV_PATH", "1")  # the venv's kernel spec first
     failed = 0
     for p in paths:
         rel = _rel(p)

@@ -23,7 +23,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 want=$(hash_of requirements.txt pyproject.toml)
 if [ "$(cat .venv/.setup-stamp 2>/dev/null || true)" != "$want" ] \
-   || ! .venv/bin/python -c 'import jupyter_book, nbval, playwright, minigrad' 2>/dev/null; then
+   || ! .venv/bin/python -I -c 'import jupyter_book, nbval, playwright, minigrad' 2>/dev/null; then
   say "installing Python packages (requirements.txt, then minigrad in editable mode)"
   .venv/bin/python -m pip install --quiet --upgrade pip
   .venv/bin/python -m pip install --quiet -r requirements.txt

@@ -26,13 +26,18 @@ def _broadcast_error(op: str, a: np.ndarray, b: np.ndarray) -> RuntimeError:
     )
 
 
+_F64 = np.dtype(np.float64)
+_F32 = np.dtype(np.float32)
+
+
 def _binary(op: str, ufunc, a: Tensor, b: Tensor) -> Tensor:
+    x, y = a._data, b._data
     try:
-        out = ufunc(a._data, b._data)
+        out = ufunc(x, y)
     except ValueError:
-        raise _broadcast_error(op, a._data, b._data) from None
-    if out.dtype == np.float64 and a._data.dtype != np.float64 and b._data.dtype != np.float64:
-        out = out.astype(np.float32)  # int with float32 stays float32, as in PyTorch
+        raise _broadcast_error(op, x, y) from None
+    if x.dtype is not y.dtype and out.dtype == _F64 and x.dtype != _F64 and y.dtype != _F64:
+        out = out.astype(_F32)  # int with float32 stays float32, as in PyTorch
     return _wrap(out)
 
 
@@ -103,7 +108,8 @@ class Mul(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        ga, gb = ctx.needs_input_grad
+        need = ctx.needs_input_grad
+        ga, gb = need[0], need[1]
         ctx.save_for_backward(a if gb else None, b if ga else None)
         return _binary("mul", np.multiply, a, b)
 

@@ -33,7 +33,8 @@ class MatMul(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        ga, gb = ctx.needs_input_grad
+        need = ctx.needs_input_grad
+        ga, gb = need[0], need[1]
         ctx.save_for_backward(a if gb else None, b if ga else None)
         ctx.nd = (a._data.ndim, b._data.ndim)
         try:
@@ -46,6 +47,8 @@ class MatMul(Function):
     def backward(ctx, g):
         a, b = ctx.saved_tensors
         na, nb = ctx.nd
+        if na == 1 and nb == 1:  # dot product: g is 0-d
+            return (g * b if b is not None else None), (g * a if a is not None else None)
         # Treat 1-D operands as matrices (a row, b a column), then undo it.
         if na == 1:
             g = g.unsqueeze(-2)

@@ -66,7 +66,8 @@ class Linear(Function):
                 f"weight expects in_features={w._data.shape[1]} (input shape {list(x._data.shape)}, weight shape "
                 f"{list(w._data.shape)})."
             )
-        gx, gw, _ = ctx.needs_input_grad
+        need = ctx.needs_input_grad
+        gx, gw = need[0], need[1]
         ctx.save_for_backward(x if gw else None, w if gx else None)
         out = x._data @ w._data.T
         if b is not None:

@@ -10,7 +10,6 @@ Saved tensors are freed as each node finishes, unless ``retain_graph``.
 """
 from __future__ import annotations
 
-import math
 import warnings
 from typing import Sequence
 
@@ -150,6 +149,7 @@ def _run(roots: Sequence[Tensor], root_grads: list, retain_graph: bool, create_g
         if deps.get(node, 0) == 0 and node not in ready:
             ready.append(node)
 
+    anomaly = _Anomaly.enabled
     prev_mode = _GradMode.enabled
     _GradMode.enabled = create_graph
     try:
@@ -157,35 +157,59 @@ def _run(roots: Sequence[Tensor], root_grads: list, retain_graph: bool, create_g
             node = ready.pop()
             buf = buffers.pop(node, None)
             multi = node._n_outputs > 1
-            if node._hooks or node._retain:
+            if node._hooks is not None or node._retain is not None:
                 buf = _run_tensor_hooks(node, buf, multi)
-            if capture is not None and node in capture:
-                for nr, k in capture[node]:
-                    found[k] = buf[nr] if multi else buf
+            if capture is not None:
+                if node in capture:
+                    for nr, k in capture[node]:
+                        found[k] = buf[nr] if multi else buf
+                if node not in runnable and node.__class__ is not AccumulateGrad:
+                    continue
             if node.__class__ is AccumulateGrad:
                 if accumulate and buf is not None:
                     node._accumulate(buf, create_graph)
                 continue
-            if capture is not None and node not in runnable:
-                continue
-            edges = node._edges
             if buf is None or (multi and all(g is None for g in buf)):
                 results = None  # nothing flows through this node
             else:
-                results = _call_backward(node, buf if multi else [buf])
-            if not retain_graph:
+                fwd = node._forward_cls
+                if fwd._builtin and not multi and not anomaly:
+                    # minigrad's own ops return the right number and types of gradients; only the
+                    # shape (broadcast inputs) or dtype may need fixing.
+                    results = fwd.backward(node, buf)
+                    if results.__class__ is not tuple:
+                        results = (results,)
+                    i = 0
+                    for e in node._edges:
+                        if e:
+                            g = results[i]
+                            if g is not None:
+                                arr = g._data
+                                if arr.shape != e[2] or arr.dtype is not e[3]:
+                                    results = _fix_results(node, results)
+                                    break
+                        i += 1
+                else:
+                    results = _call_backward(node, buf if multi else (buf,))
+            if not retain_graph and node._saved is not None:
                 node._release()
-            for i, e in enumerate(edges):
+            i = 0
+            for e in node._edges:
                 if e:
                     nxt = e[0]
                     if results is not None:
                         g = results[i]
                         if g is not None:
-                            _add_to_buffer(buffers, nxt, e[1], g)
+                            if nxt._n_outputs == 1:
+                                prev = buffers.get(nxt)
+                                buffers[nxt] = g if prev is None else prev + g
+                            else:
+                                _add_to_buffer(buffers, nxt, e[1], g)
                     d = deps[nxt] - 1
                     deps[nxt] = d
                     if d == 0:
                         ready.append(nxt)
+                i += 1
     finally:
         _GradMode.enabled = prev_mode
     return found
@@ -244,8 +268,38 @@ def _run_tensor_hooks(node, buf, multi: bool):
     return grads if multi else grads[0]
 
 
-def _call_backward(node, grads: list) -> list:
+def _call_backward(node, grads) -> tuple | list:
     """Run one node's backward and check what it returned."""
+    fwd = node._forward_cls
+    if fwd._builtin and not _Anomaly.enabled:
+        return _fix_results(node, fwd.backward(node, *grads))
+    return _call_custom_backward(node, grads)
+
+
+def _fix_results(node, res) -> list:
+    """Reduce broadcast gradients to their input's shape and cast them to its dtype."""
+    if res.__class__ is not tuple:
+        res = (res,)
+    out = list(res)
+    for i, e in enumerate(node._edges):
+        g = out[i]
+        if e and g is not None:
+            arr = g._data
+            if arr.shape != e[2] or arr.dtype != e[3]:
+                out[i] = _fix_grad(node, i, g, e)
+    return out
+
+
+def _fix_grad(node, i: int, g: Tensor, e: tuple) -> Tensor:
+    if g._data.shape != e[2]:
+        g = _reduce_grad(node, i, g, e[2])
+    if g._data.dtype != e[3]:
+        g = g.to(_dtype_of(e[3]))
+    return g
+
+
+def _call_custom_backward(node, grads) -> list:
+    """A user's backward: check everything it returned, with errors that name the Function."""
     if node._n_outputs > 1 and node.materialize_grads:
         grads = _materialize(node, grads)
     fwd = node._forward_cls
@@ -275,7 +329,7 @@ def _call_backward(node, grads: list) -> list:
         if g is None:
             continue
         e = edges[i]
-        if g.__class__ is not Tensor and not isinstance(g, Tensor):
+        if not isinstance(g, Tensor):
             raise TypeError(
                 f"expected Variable or None (got {type(g).__name__})\n{fwd.__name__}.backward returned a "
                 f"{type(g).__name__} as gradient {i}; return a Tensor (or None) for each forward argument."
@@ -290,11 +344,7 @@ def _call_backward(node, grads: list) -> list:
         if e is False:
             out[i] = None  # this input needs no gradient
             continue
-        shape = e[2]
-        if g._data.shape != shape:
-            g = _reduce_grad(node, i, g, shape)
-        if g._data.dtype != e[3]:
-            g = g.to(_dtype_of(e[3]))
+        g = _fix_grad(node, i, g, e)
         if _Anomaly.enabled and g._data.dtype.kind == "f" and np.isnan(g._data).any():
             where = ""
             if node._forward_trace:
@@ -331,5 +381,3 @@ def _reduce_grad(node, i: int, g: Tensor, shape: tuple) -> Tensor:
         g = g.reshape(shape)
     return g
 
-
-_ = math  # keep the import for readers of the module docstring example

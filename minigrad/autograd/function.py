@@ -70,6 +70,7 @@ class FunctionCtx:
     _freed = False
     _dirty: tuple = ()
     _non_differentiable: tuple = ()
+    _special = False  # set by mark_dirty / mark_non_differentiable: outputs need the general path
     materialize_grads = True
     needs_input_grad: tuple = ()
 
@@ -99,20 +100,21 @@ class FunctionCtx:
                 )
             return self._to_save or ()  # read inside forward itself
         out = []
-        versions = self._saved_versions
         for i, s in enumerate(saved):
             if s is None:
                 out.append(None)
                 continue
             if s.__class__ is _SavedOutput:
-                version = s.vc[0]
+                vc = s.vc
                 t = Tensor._wrap(s.data)
-                t._vc, t.grad_fn, t._output_nr, t._rg = s.vc, self, s.output_nr, True
+                t._vc, t.grad_fn, t._output_nr, t._rg = vc, self, s.output_nr, True
+                version = vc[0]
             else:
                 t = s
-                version = s._version
-            if version != versions[i]:
-                self._raise_modified(i, t, version, versions[i])
+                vc = s._vc
+                version = 0 if vc is None else vc[0]
+            if version != self._saved_versions[i]:
+                self._raise_modified(i, t, version, self._saved_versions[i])
             out.append(t)
         return tuple(out)
 
@@ -134,10 +136,12 @@ class FunctionCtx:
     def mark_dirty(self, *tensors: Tensor) -> None:
         """Declare inputs that forward modified in place (they must be returned as outputs)."""
         self._dirty = tensors
+        self._special = True
 
     def mark_non_differentiable(self, *tensors: Tensor) -> None:
         """Declare outputs that have no gradient (e.g. indices); backward gets zeros for them."""
         self._non_differentiable = tensors
+        self._special = True
 
     def set_materialize_grads(self, value: bool) -> None:
         """If False, backward receives None (not zeros) for outputs that got no gradient."""
@@ -229,12 +233,14 @@ class Function:
     _node_name: str | None = None  # built-in ops use PyTorch's node names, e.g. "MulBackward0"
     _backward_cls: type = BackwardNode
     _new_style = False
+    _builtin = False  # minigrad's own ops (set in minigrad._ops); their forwards only *store* into ctx
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
         name = cls.__dict__.get("_node_name") or f"{cls.__name__}Backward"
         cls._backward_cls = type(name, (BackwardNode,), {"_forward_cls": cls, "__module__": cls.__module__})
         cls._new_style = cls.setup_context is not Function.setup_context
+        cls._builtin = cls.__module__.startswith("minigrad._ops")
         if "vjp" in cls.__dict__ and "backward" in cls.__dict__:
             raise TypeError("Implementing both 'backward' and 'vjp' for a custom Function is not allowed. "
                             "You should only implement one of them.")
@@ -279,68 +285,107 @@ class Function:
         """Run forward and, if any input requires grad, record a node for backward."""
         if kwargs:
             args = _bind_kwargs(cls, args, kwargs)
-        ctx = cls._backward_cls()
-        record = False
         if _GradMode.enabled:
             for a in args:
                 if isinstance(a, Tensor) and a._rg:
-                    record = True
-                    break
-        if not record:
-            ctx.needs_input_grad = (False,) * len(args)
-            if cls._new_style:
-                out = cls.forward(*args)
-                cls.setup_context(ctx, args, out)
-            else:
-                out = cls.forward(ctx, *args)
-            if ctx._dirty:
-                _check_dirty_leaves(cls, ctx._dirty)
-                for t in ctx._dirty:
-                    t._bump_version()
-            return out
+                    return _apply_recording(cls, args)
+        if cls._builtin:
+            # Nothing to record: built-in forwards only store into ctx, so a shared one will do.
+            return cls.forward(_NO_GRAPH_CTX, *args)
+        ctx = cls._backward_cls()
+        ctx.needs_input_grad = (False,) * len(args)
+        if cls._new_style:
+            out = cls.forward(*args)
+            cls.setup_context(ctx, args, out)
+        else:
+            out = cls.forward(ctx, *args)
+        if ctx._dirty:
+            _check_dirty_leaves(cls, ctx._dirty)
+        return out
 
-        edges = []
-        needs = []
-        for a in args:
-            if isinstance(a, Tensor):
-                if a._rg:
-                    fn = a.grad_fn
-                    if fn is None:
-                        edges.append((a._grad_accumulator(), 0, a._data.shape, a._data.dtype))
-                    else:
-                        edges.append((fn, a._output_nr, a._data.shape, a._data.dtype))
-                    needs.append(True)
-                else:
-                    edges.append(False)
-                    needs.append(False)
+
+def _apply_recording(cls, args: tuple):
+    """``apply`` when the graph must be recorded: build the node, run forward, attach outputs."""
+    ctx = cls._backward_cls()
+    edges = []
+    needs = []
+    for a in args:
+        if isinstance(a, Tensor):
+            if a._rg:
+                fn = a.grad_fn
+                data = a._data
+                edges.append((a._grad_accumulator() if fn is None else fn, a._output_nr, data.shape, data.dtype))
+                needs.append(True)
             else:
-                edges.append(None)
+                edges.append(False)
                 needs.append(False)
-        ctx._edges = tuple(edges)
-        ctx.needs_input_grad = tuple(needs)
+        else:
+            edges.append(None)
+            needs.append(False)
+    ctx._edges = tuple(edges)
+    ctx.needs_input_grad = tuple(needs)
 
-        _GradMode.enabled = False
-        try:
-            if cls._new_style:
-                out = cls.forward(*args)
-                cls.setup_context(ctx, args, out)
-            else:
-                out = cls.forward(ctx, *args)
-        finally:
-            _GradMode.enabled = True
+    _GradMode.enabled = False
+    try:
+        if cls._new_style:
+            out = cls.forward(*args)
+            cls.setup_context(ctx, args, out)
+        else:
+            out = cls.forward(ctx, *args)
+    finally:
+        _GradMode.enabled = True
 
-        if (out.__class__ is Tensor and not ctx._dirty and not ctx._non_differentiable
-                and out._data.dtype.kind == "f" and out.grad_fn is None and not any(out is a for a in args)):
+    if out.__class__ is Tensor and out.grad_fn is None and not ctx._special and out._data.dtype.kind == "f":
+        for a in args:
+            if a is out:
+                out, _ = _wrap_outputs(cls, ctx, args, out)
+                break
+        else:
             out.grad_fn = ctx  # the common case: one fresh floating output
             out._rg = True
-            outputs = (out,)
-        else:
-            out, outputs = _wrap_outputs(cls, ctx, args, out)
-        if ctx._to_save is not None:
-            _pack_saved(ctx, outputs)
-        if _Anomaly.enabled:
-            ctx._forward_trace = traceback.format_stack()[:-1]
-        return out
+    else:
+        out, _ = _wrap_outputs(cls, ctx, args, out)
+
+    to_save = ctx._to_save
+    if to_save is not None:
+        saved = []
+        versions = []
+        for t in to_save:
+            if t is None:
+                saved.append(None)
+                versions.append(0)
+            elif t.grad_fn is ctx:  # one of this node's outputs: avoid a reference cycle
+                so = _SavedOutput(t)
+                saved.append(so)
+                versions.append(so.vc[0])
+            else:
+                saved.append(t)
+                vc = t._vc
+                versions.append(0 if vc is None else vc[0])
+        ctx._saved = tuple(saved)
+        ctx._saved_versions = tuple(versions)
+        ctx._to_save = None
+    if _Anomaly.enabled:
+        ctx._forward_trace = traceback.format_stack()[:-2]
+    return out
+
+
+class _NoGraphCtx(FunctionCtx):
+    """The ctx given to built-in forwards when nothing is recorded: it keeps nothing."""
+
+    needs_input_grad = (False,) * 64
+
+    def save_for_backward(self, *tensors) -> None:
+        pass
+
+    def mark_non_differentiable(self, *tensors) -> None:
+        pass
+
+    def __setattr__(self, name, value) -> None:
+        pass
+
+
+_NO_GRAPH_CTX = _NoGraphCtx()
 
 
 def _wrap_outputs(cls, ctx, args, out):
@@ -392,24 +437,6 @@ def _check_dirty_leaves(cls, dirty) -> None:
                 f"{cls.__name__} marked a leaf tensor that requires grad as dirty (modified in place); "
                 "pass a clone() of it instead, or do the update inside `with minigrad.no_grad():`."
             )
-
-
-def _pack_saved(ctx: BackwardNode, outputs: tuple) -> None:
-    saved = []
-    versions = []
-    for t in ctx._to_save:
-        if t is None:
-            saved.append(None)
-            versions.append(0)
-        elif t.grad_fn is ctx:  # one of this node's outputs: avoid a reference cycle
-            saved.append(_SavedOutput(t))
-            versions.append(t._vc[0])
-        else:
-            saved.append(t)
-            versions.append(t._version)
-    ctx._saved = tuple(saved)
-    ctx._saved_versions = tuple(versions)
-    ctx._to_save = None
 
 
 def _bind_kwargs(cls, args, kwargs):

@@ -238,6 +238,8 @@ def main(argv=None) -> int:
     pages = toc_pages(ROOT)
     shots = args.screenshots
     shots.mkdir(parents=True, exist_ok=True)
+    for old in shots.glob("*.png"):  # no stale screenshots of removed pages
+        old.unlink()
     errors: list[str] = []
     for p in pages:
         if not (site / p).is_file():

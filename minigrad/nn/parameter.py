@@ -1,0 +1,58 @@
+"""``Parameter``: a tensor that a ``Module`` registers as one of its learnable weights."""
+from __future__ import annotations
+
+import numpy as np
+
+from .._tensor import Tensor
+
+
+class Parameter(Tensor):
+    """A leaf tensor that requires grad by default and is registered when assigned to a Module.
+
+    ``Parameter(data)`` shares memory with ``data`` (as in PyTorch); its repr starts with
+    ``Parameter containing:``.
+    """
+
+    __slots__ = ()
+
+    def __init__(self, data: Tensor | np.ndarray | None = None, requires_grad: bool = True) -> None:
+        if data is None:
+            arr = np.empty((0,), dtype=np.float32)
+        elif isinstance(data, Tensor):
+            arr = data._data
+        elif isinstance(data, np.ndarray):
+            arr = data
+        else:
+            raise TypeError(
+                f"Parameter(data): expected a Tensor, got {type(data).__name__}\n"
+                "Wrap the values first, e.g. nn.Parameter(minigrad.tensor([1., 2.]))."
+            )
+        self._data = arr
+        self._rg = False
+        self.grad_fn = None
+        self._grad = None
+        self._output_nr = 0
+        self._vc = None
+        self._base = None
+        self._extra = None
+        if requires_grad:
+            self.requires_grad_(True)
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
+
+    __str__ = __repr__
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild_parameter, (self._data, self._rg))
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        p = Parameter(self._data.copy(), self._rg)
+        memo[id(self)] = p
+        return p
+
+
+def _rebuild_parameter(data, requires_grad):
+    return Parameter(data, requires_grad)
