@@ -15,9 +15,10 @@ from .linalg import MatMul, matmul, mm
 from .nn_ops import BCELoss, Linear, LogSoftmax, MSELoss, NLLLoss, Softmax
 from .pointwise import (Abs, Clamp, Cos, Cosh, Exp, Log, Maximum, Minimum, Relu, Sigmoid, Sign, Sin, Sinh, Sqrt,
                         Tanh, Where, where)
-from .reduction import Amax, Amin, Mean, Sum, argmax, argmin, max, min  # noqa: A004
-from .shape import (Cat, Copy, Expand, Fill, Index, IndexPut, Permute, Squeeze, Stack, Transpose, Unsqueeze,
-                    View, _convert_index, _size_args)
+from .reduction import Amax, Amin, Mean, MeanDim, Sum, SumDim, argmax, argmin, max, min  # noqa: A004
+from .shape import (Cat, Copy, Expand, Fill, Index, IndexPut, Permute, Squeeze, SqueezeDim, Stack, Transpose,
+                    Unsqueeze, View, _basic_index_cls, _convert_index, _size_args)
+from .shape import Select, Slice
 
 _wrap = Tensor._wrap
 
@@ -80,13 +81,13 @@ def minimum(a, b):
 def sum(a, dim=None, keepdim=False, dtype=None):  # noqa: A001
     if dtype is not None:
         a = a.to(dtype)
-    return Sum.apply(a, dim, keepdim)
+    return (Sum if dim is None else SumDim).apply(a, dim, keepdim)
 
 
 def mean(a, dim=None, keepdim=False, dtype=None):
     if dtype is not None:
         a = a.to(dtype)
-    return Mean.apply(a, dim, keepdim)
+    return (Mean if dim is None else MeanDim).apply(a, dim, keepdim)
 
 
 def amax(a, dim=None, keepdim=False):
@@ -139,7 +140,7 @@ def permute(a, *dims):
 
 
 def squeeze(a, dim=None):
-    return Squeeze.apply(a, dim)
+    return (Squeeze if dim is None else SqueezeDim).apply(a, dim)
 
 
 def unsqueeze(a, dim):
@@ -171,16 +172,17 @@ def stack(tensors, dim=0):
 
 def narrow(a, dim, start, length):
     d = _wrap_dim(dim, a._data.ndim, "narrow")
-    return Index.apply(a, (slice(None),) * d + (slice(start, start + length),))
+    return Slice.apply(a, (slice(None),) * d + (slice(start, start + length),))
 
 
 def select(a, dim, index):
     d = _wrap_dim(dim, a._data.ndim, "select")
-    return Index.apply(a, (slice(None),) * d + (index,))
+    return Select.apply(a, (slice(None),) * d + (index,))
 
 
 def index(a, idx):
-    return Index.apply(a, _convert_index(idx))
+    idx = _convert_index(idx)
+    return _basic_index_cls(idx).apply(a, idx)
 
 
 def clone(a):

@@ -168,7 +168,7 @@ class DivScalar(Function):
 class RDivScalar(Function):
     """c / a"""
 
-    _node_name = "DivBackward0"
+    _node_name = "MulBackward0"  # PyTorch computes c / x as reciprocal(x) * c
 
     @staticmethod
     def forward(ctx, a, c):

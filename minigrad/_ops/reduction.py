@@ -62,6 +62,16 @@ class Mean(Function):
         return (g / ctx.n).reshape(ctx.kept).expand(ctx.shape), None, None
 
 
+class SumDim(Sum):
+    """``sum(dim=...)``: the same op, but PyTorch names its node SumBackward1."""
+
+    _node_name = "SumBackward1"
+
+
+class MeanDim(Mean):
+    _node_name = "MeanBackward1"
+
+
 class _Extreme(Function):
     """amax / amin (and max / min over everything): ties share the gradient evenly."""
 

@@ -111,6 +111,10 @@ class Squeeze(Function):
         return g.reshape(ctx.shape), None
 
 
+class SqueezeDim(Squeeze):
+    _node_name = "SqueezeBackward1"
+
+
 class Unsqueeze(Function):
     _node_name = "UnsqueezeBackward0"
 
@@ -208,6 +212,40 @@ class Index(Function):
     @staticmethod
     def backward(ctx, g):
         return IndexBackward.apply(g, ctx.shape, ctx.index), None
+
+
+class Select(Index):
+    """``x[i]`` (integers only in the index, or the last effective item an integer)."""
+
+    _node_name = "SelectBackward0"
+
+
+class Slice(Index):
+    _node_name = "SliceBackward0"
+
+
+class IndexUnsqueeze(Index):
+    _node_name = "UnsqueezeBackward0"
+
+
+class Alias(Index):
+    _node_name = "AliasBackward0"
+
+
+def _basic_index_cls(index) -> type:
+    """The Index class whose node name PyTorch would show for a basic index (advanced: Index)."""
+    if not _is_basic(index):
+        return Index
+    items = index if isinstance(index, tuple) else (index,)
+    for item in reversed(items):
+        if item is None:
+            return IndexUnsqueeze
+        if isinstance(item, slice):
+            if item != slice(None):
+                return Slice
+        elif item is not Ellipsis:
+            return Select
+    return Alias
 
 
 class IndexBackward(Function):

@@ -1,0 +1,84 @@
+"""Checks for chapter 1 (what autograd.Function is)."""
+from __future__ import annotations
+
+import minigrad
+from minigrad.course import CheckFailed, exercise
+from minigrad.course.diagnose import diagnose_function
+
+
+@exercise("ch01-ex1", points=1, title="A tripling Function")
+def _check_triple(Triple):
+    return diagnose_function(Triple, lambda x: x * 3, inputs=[(3, 4)])
+
+
+@exercise("ch01-ex2", points=2, title="Scaling by a Python number")
+def _check_scale_by(ScaleBy, k=2.5):
+    return diagnose_function(ScaleBy, lambda x, k: x * k, inputs=[(4, 3)], args=(k,), arg_names=["k"])
+
+
+def _reference_count(t) -> dict:
+    counts: dict = {}
+    seen = set()
+    stack = [t.grad_fn] if t.grad_fn is not None else []
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        name = type(node).__name__
+        counts[name] = counts.get(name, 0) + 1
+        stack.extend(child for child, _ in node.next_functions if child is not None)
+    return counts
+
+
+def _graphs():
+    x = minigrad.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    w = minigrad.tensor([0.5, 0.5, 0.5], requires_grad=True)
+    c = minigrad.tensor([1.0, 1.0, 1.0])
+    yield "(x * w).sum()", (x * w).sum()
+    yield "(x * w + x).sum()  (x is used twice)", (x * w + x).sum()
+    h = x * w
+    yield "(h * h + h).sum() with h = x * w  (h is used three times)", (h * h + h).sum()
+    yield "(x * c).exp().sum()  (c does not require grad)", (x * c).exp().sum()
+    yield "x * 2 computed under no_grad (no graph at all)", _no_grad(x)
+
+
+def _no_grad(x):
+    with minigrad.no_grad():
+        return x * 2
+
+
+@exercise("ch01-ex3", points=2, title="Count the nodes of a graph")
+def _check_count_nodes(count_nodes):
+    for what, t in _graphs():
+        expected = _reference_count(t)
+        got = count_nodes(t)
+        if not isinstance(got, dict):
+            raise CheckFailed(f"count_nodes must return a dict {{name: count}}, got a {type(got).__name__} "
+                              f"for {what}.")
+        if got != expected:
+            hint = ""
+            if any(got.get(k, 0) > v for k, v in expected.items()):
+                hint = (" Some nodes were counted more than once: a node reached along two paths (a tensor "
+                        "used twice) is still one node. Remember which nodes you have already visited.")
+            elif t.grad_fn is None:
+                hint = " A tensor whose grad_fn is None has no graph: return an empty dict."
+            elif any(k not in got for k in expected):
+                hint = (" Some nodes are missing: follow next_functions all the way down, skipping the "
+                        "(None, 0) entries, and name nodes with type(node).__name__.")
+            raise CheckFailed(f"For {what}: expected {expected}, got {got}.{hint}")
+    return "count_nodes gives the right counts on 5 graphs, including fan-out (a tensor used twice) and no graph."
+
+
+@exercise("ch01-ex4", points=3, title="Absolute value, kink included")
+def _check_abs(Abs):
+    result = diagnose_function(Abs, lambda x: x.abs(), inputs=[(4, 5)], kinks=[0.0])
+    if not result.passed:
+        return result
+    x = minigrad.tensor([-2.0, 0.0, 3.0], dtype=minigrad.float64, requires_grad=True)
+    Abs.apply(x).sum().backward()
+    if x.grad is None or x.grad.tolist()[1] != 0.0:
+        got = None if x.grad is None else x.grad.tolist()[1]
+        raise CheckFailed(f"Away from 0 your Abs is right, but at x = 0 its gradient is {got}; the convention "
+                          "(PyTorch's and minigrad's) is 0, the middle of the subgradient interval [-1, 1].")
+    return result.message + "\nAt x = 0 the gradient is 0, as the convention asks."

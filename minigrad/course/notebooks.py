@@ -1,0 +1,224 @@
+"""Reading the exercise format of the chapter notebooks (see .dev/TEAM.md) and making the student edition.
+
+An exercise is: an ``{exercise}`` markdown box (``:label: chNN-exK``), a ``{solution-start}``
+markdown cell, solution code cell(s) tagged ``solution`` whose student part sits between
+``### BEGIN SOLUTION`` / ``### END SOLUTION``, a ``{solution-end}`` markdown cell, a check cell
+(tag ``check``) and optional hidden tests (tags ``hidden-tests`` + ``remove-cell``,
+``### BEGIN HIDDEN TESTS`` / ``### END HIDDEN TESTS``).
+"""
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass, field
+
+import nbformat
+
+BEGIN_SOLUTION, END_SOLUTION = "### BEGIN SOLUTION", "### END SOLUTION"
+BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
+STUB_LINES = ("# YOUR CODE HERE", "raise NotImplementedError()")
+META_KEY = "minigrad_course"
+
+_LABEL = re.compile(r"^:label:\s*(\S+)", re.M)
+_EXERCISE = re.compile(r"^(```+|:::+)\s*\{exercise\}", re.M)
+_SOL_START = re.compile(r"^(```+|:::+)\s*\{solution-start\}\s*(\S+)", re.M)
+_SOL_END = re.compile(r"^(```+|:::+)\s*\{solution-end\}", re.M)
+_SOLUTION_DIRECTIVE = re.compile(r"^(```+|:::+)\s*\{solution\}", re.M)
+_CHECK_CALL = re.compile(r"""check\(\s*['"]([^'"]+)['"]""")
+
+
+def tags(cell) -> list:
+    return list(cell.get("metadata", {}).get("tags", []))
+
+
+def is_solution_start(cell) -> str | None:
+    if cell.cell_type != "markdown":
+        return None
+    m = _SOL_START.search(cell.source)
+    return m.group(2) if m else None
+
+
+def is_solution_end(cell) -> bool:
+    return cell.cell_type == "markdown" and bool(_SOL_END.search(cell.source))
+
+
+def is_solution_code(cell) -> bool:
+    return cell.cell_type == "code" and ("solution" in tags(cell) or BEGIN_SOLUTION in cell.source)
+
+
+def is_hidden_tests(cell) -> bool:
+    return cell.cell_type == "code" and ("hidden-tests" in tags(cell) or BEGIN_HIDDEN in cell.source)
+
+
+def check_id(cell) -> str | None:
+    if cell.cell_type != "code":
+        return None
+    m = _CHECK_CALL.search(cell.source)
+    if m and ("check" in tags(cell) or cell.get("metadata", {}).get(META_KEY, {}).get("role") == "check"):
+        return m.group(1)
+    meta = cell.get("metadata", {}).get(META_KEY, {})
+    return meta.get("exercise") if meta.get("role") == "check" else None
+
+
+@dataclass
+class ExerciseCells:
+    id: str
+    title: str = ""
+    solution_cells: list = field(default_factory=list)   # indices
+    check_cell: int | None = None
+    hidden_cells: list = field(default_factory=list)
+
+    def hidden_source(self, nb) -> str:
+        return "\n".join(strip_hidden_markers(nb.cells[i].source) for i in self.hidden_cells)
+
+
+def parse_exercises(nb) -> list[ExerciseCells]:
+    """The exercises of an instructor notebook, in order, with the indices of their cells."""
+    out: list[ExerciseCells] = []
+    current: ExerciseCells | None = None
+    by_id: dict[str, ExerciseCells] = {}
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown" and _EXERCISE.search(cell.source):
+            m = _LABEL.search(cell.source)
+            title = cell.source.split("{exercise}", 1)[1].splitlines()[0].strip()
+            if m:
+                current = by_id.setdefault(m.group(1), ExerciseCells(m.group(1), title))
+                if current not in out:
+                    out.append(current)
+            continue
+        sid = is_solution_start(cell)
+        if sid:
+            current = by_id.setdefault(sid, ExerciseCells(sid))
+            if current not in out:
+                out.append(current)
+            continue
+        if is_solution_code(cell) and current is not None:
+            current.solution_cells.append(i)
+            continue
+        cid = check_id(cell)
+        if cid:
+            ex = by_id.setdefault(cid, ExerciseCells(cid))
+            if ex not in out:
+                out.append(ex)
+            ex.check_cell = i
+            current = ex
+            continue
+        if is_hidden_tests(cell) and current is not None:
+            current.hidden_cells.append(i)
+    return out
+
+
+def strip_hidden_markers(src: str) -> str:
+    return "\n".join(line for line in src.splitlines() if line.strip() not in (BEGIN_HIDDEN, END_HIDDEN))
+
+
+def stub_solution(src: str) -> tuple[str, bool]:
+    """Replace every BEGIN/END SOLUTION block by the stub, at the markers' indentation.
+
+    Returns (new source, whether markers were found). A cell without markers becomes a stub.
+    """
+    lines = src.splitlines()
+    out, inside, found = [], False, False
+    for line in lines:
+        stripped = line.strip()
+        if stripped == BEGIN_SOLUTION:
+            inside, found = True, True
+            indent = line[: len(line) - len(line.lstrip())]
+            out.extend(indent + s for s in STUB_LINES)
+            continue
+        if stripped == END_SOLUTION:
+            inside = False
+            continue
+        if not inside:
+            out.append(line)
+    if not found:
+        return "\n".join(STUB_LINES), False
+    return "\n".join(out), True
+
+
+def remove_hidden_blocks(src: str) -> str:
+    out, inside = [], False
+    for line in src.splitlines():
+        s = line.strip()
+        if s == BEGIN_HIDDEN:
+            inside = True
+            continue
+        if s == END_HIDDEN:
+            inside = False
+            continue
+        if not inside:
+            out.append(line)
+    return "\n".join(out)
+
+
+def solution_lines(nb) -> set[str]:
+    """Lines that appear only inside solution blocks (what must never reach students)."""
+    inside_lines, outside_lines = set(), set()
+    for cell in nb.cells:
+        if cell.cell_type != "code" and not is_solution_start(cell):
+            for line in cell.source.splitlines():
+                outside_lines.add(line.strip())
+            continue
+        inside = False
+        whole = is_solution_code(cell) and BEGIN_SOLUTION not in cell.source
+        for line in cell.source.splitlines():
+            s = line.strip()
+            if s in (BEGIN_SOLUTION, END_SOLUTION):
+                inside = s == BEGIN_SOLUTION
+                continue
+            (inside_lines if (inside or whole) else outside_lines).add(s)
+    return {s for s in inside_lines - outside_lines if len(s) >= 8 and not s.startswith("#")}
+
+
+def hidden_lines(nb) -> set[str]:
+    lines = set()
+    for cell in nb.cells:
+        if is_hidden_tests(cell):
+            for line in strip_hidden_markers(cell.source).splitlines():
+                if len(line.strip()) >= 8:
+                    lines.add(line.strip())
+    return lines
+
+
+def make_student_notebook(nb):
+    """The student edition of one instructor notebook (a new notebook; ``nb`` is not modified)."""
+    nb = copy.deepcopy(nb)
+    exercises = {i: ex.id for ex in parse_exercises(nb) for i in ex.solution_cells}
+    checks = {ex.check_cell: ex.id for ex in parse_exercises(nb) if ex.check_cell is not None}
+    cells = []
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown":
+            if is_solution_start(cell) or is_solution_end(cell) or _SOLUTION_DIRECTIVE.search(cell.source):
+                continue
+            if BEGIN_SOLUTION in cell.source:
+                cell.source, _ = stub_solution(cell.source)
+                cell.source = cell.source.replace("\n".join(STUB_LINES), "YOUR ANSWER HERE")
+            cells.append(cell)
+            continue
+        if cell.cell_type != "code":
+            cells.append(cell)
+            continue
+        if is_hidden_tests(cell):
+            rest = remove_hidden_blocks(cell.source).strip()
+            if not rest or "hidden-tests" in tags(cell):
+                continue
+            cell.source = rest
+        if is_solution_code(cell):
+            cell.source, _ = stub_solution(cell.source)
+            t = [x for x in tags(cell) if x not in ("solution", "remove-cell", "hide-input", "hide-cell")]
+            if "raises-exception" not in t:
+                t.append("raises-exception")
+            cell.metadata["tags"] = t
+            ex_id = exercises.get(i, "")
+            cell.metadata[META_KEY] = {"exercise": ex_id, "role": "stub"}
+            cell.metadata["nbgrader"] = {"grade": False, "solution": True, "locked": False,
+                                         "grade_id": f"{ex_id or 'cell'}-{i}-solution", "schema_version": 3}
+        elif i in checks:
+            cell.metadata[META_KEY] = {"exercise": checks[i], "role": "check"}
+        cell.outputs = []
+        cell.execution_count = None
+        cells.append(cell)
+    nb.cells = cells
+    nb.metadata[META_KEY] = {"edition": "student"}
+    nbformat.validate(nb)
+    return nb
