@@ -156,60 +156,55 @@ def _run(roots: Sequence[Tensor], root_grads: list, retain_graph: bool, create_g
         while ready:
             node = ready.pop()
             buf = buffers.pop(node, None)
-            multi = node._n_outputs > 1
-            if node._hooks is not None or node._retain is not None:
-                buf = _run_tensor_hooks(node, buf, multi)
+            if node._hooked:
+                buf = _run_tensor_hooks(node, buf, node._n_outputs > 1)
             if capture is not None:
                 if node in capture:
                     for nr, k in capture[node]:
-                        found[k] = buf[nr] if multi else buf
+                        found[k] = buf[nr] if node._n_outputs > 1 else buf
                 if node not in runnable and node.__class__ is not AccumulateGrad:
                     continue
-            if node.__class__ is AccumulateGrad:
+            cls = node.__class__
+            if cls is AccumulateGrad:
                 if accumulate and buf is not None:
                     node._accumulate(buf, create_graph)
                 continue
-            if buf is None or (multi and all(g is None for g in buf)):
+            if buf is None:
                 results = None  # nothing flows through this node
+            elif cls._fast and node._n_outputs == 1 and not anomaly:
+                # minigrad's own single-output ops return the right number and types of gradients;
+                # shapes (broadcast inputs) and dtypes are checked below, as for every node.
+                results = node._forward_cls.backward(node, buf)
+                if results.__class__ is not tuple:
+                    results = (results,)
+            elif node._n_outputs > 1 and all(g is None for g in buf):
+                results = None
             else:
-                fwd = node._forward_cls
-                if fwd._builtin and not multi and not anomaly:
-                    # minigrad's own ops return the right number and types of gradients; only the
-                    # shape (broadcast inputs) or dtype may need fixing.
-                    results = fwd.backward(node, buf)
-                    if results.__class__ is not tuple:
-                        results = (results,)
-                    i = 0
-                    for e in node._edges:
-                        if e:
-                            g = results[i]
-                            if g is not None:
-                                arr = g._data
-                                if arr.shape != e[2] or arr.dtype is not e[3]:
-                                    results = _fix_results(node, results)
-                                    break
-                        i += 1
-                else:
-                    results = _call_backward(node, buf if multi else (buf,))
+                results = _call_backward(node, buf if node._n_outputs > 1 else (buf,))
             if not retain_graph and node._saved is not None:
-                node._release()
-            i = 0
+                node._saved = None  # free the saved tensors
+                node._freed = True
+            i = -1
             for e in node._edges:
-                if e:
-                    nxt = e[0]
-                    if results is not None:
-                        g = results[i]
-                        if g is not None:
-                            if nxt._n_outputs == 1:
-                                prev = buffers.get(nxt)
-                                buffers[nxt] = g if prev is None else prev + g
-                            else:
-                                _add_to_buffer(buffers, nxt, e[1], g)
-                    d = deps[nxt] - 1
-                    deps[nxt] = d
-                    if d == 0:
-                        ready.append(nxt)
                 i += 1
+                if not e:
+                    continue
+                nxt = e[0]
+                if results is not None:
+                    g = results[i]
+                    if g is not None:
+                        arr = g._data
+                        if arr.shape != e[2] or arr.dtype is not e[3]:
+                            g = _fix_grad(node, i, g, e)
+                        if nxt._n_outputs == 1:
+                            prev = buffers.get(nxt)
+                            buffers[nxt] = g if prev is None else prev + g
+                        else:
+                            _add_to_buffer(buffers, nxt, e[1], g)
+                d = deps[nxt] - 1
+                deps[nxt] = d
+                if d == 0:
+                    ready.append(nxt)
     finally:
         _GradMode.enabled = prev_mode
     return found
@@ -269,25 +264,14 @@ def _run_tensor_hooks(node, buf, multi: bool):
 
 
 def _call_backward(node, grads) -> tuple | list:
-    """Run one node's backward and check what it returned."""
+    """Run one node's backward (the general path: custom Functions, multi-output or anomaly mode)."""
     fwd = node._forward_cls
     if fwd._builtin and not _Anomaly.enabled:
-        return _fix_results(node, fwd.backward(node, *grads))
+        if node._n_outputs > 1 and node.materialize_grads:
+            grads = _materialize(node, grads)
+        res = fwd.backward(node, *grads)
+        return res if res.__class__ is tuple else (res,)
     return _call_custom_backward(node, grads)
-
-
-def _fix_results(node, res) -> list:
-    """Reduce broadcast gradients to their input's shape and cast them to its dtype."""
-    if res.__class__ is not tuple:
-        res = (res,)
-    out = list(res)
-    for i, e in enumerate(node._edges):
-        g = out[i]
-        if e and g is not None:
-            arr = g._data
-            if arr.shape != e[2] or arr.dtype != e[3]:
-                out[i] = _fix_grad(node, i, g, e)
-    return out
 
 
 def _fix_grad(node, i: int, g: Tensor, e: tuple) -> Tensor:

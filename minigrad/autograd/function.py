@@ -27,6 +27,8 @@ from .._tensor import RemovableHandle, Tensor
 from .anomaly_mode import _Anomaly
 from .grad_mode import _GradMode, no_grad
 
+_new = object.__new__
+
 ERR_BACKWARD_TWICE = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
     "they have already been freed). Saved intermediate values of the graph are freed when you call "
@@ -47,12 +49,7 @@ class _SavedOutput:
     """A saved *output*: kept as its array, not as the Tensor, because the Tensor points
     back at this node through ``grad_fn`` and the cycle would outlive the graph."""
 
-    __slots__ = ("data", "vc", "output_nr")
-
-    def __init__(self, t: Tensor) -> None:
-        if t._vc is None:
-            t._vc = [0]
-        self.data, self.vc, self.output_nr = t._data, t._vc, t._output_nr
+    __slots__ = ("data", "vc", "output_nr")  # filled in by _apply_recording
 
 
 class FunctionCtx:
@@ -159,6 +156,8 @@ class BackwardNode(FunctionCtx):
     _edges: tuple = ()           # one entry per forward argument: (node, output_nr, shape, dtype) | False | None
     _n_outputs = 1
     _output_meta: tuple = ()     # (shape, dtype) per output, kept only for multi-output nodes
+    _fast = False                # a built-in op's node: the engine skips re-validating its results
+    _hooked = False              # set when a tensor hook or retain_grad is registered on an output
     _hooks: dict | None = None   # {output_nr: {handle_id: hook}}: tensor hooks on non-leaf outputs
     _retain: dict | None = None  # {output_nr: weakref to tensor}: retain_grad()
     _forward_trace = None        # anomaly mode: where forward was called
@@ -181,11 +180,13 @@ class BackwardNode(FunctionCtx):
         return f"<{self.name()} object at {hex(id(self))}>"
 
     def _add_tensor_hook(self, output_nr: int, hook) -> RemovableHandle:
+        self._hooked = True
         if self._hooks is None:
             self._hooks = {}
         return RemovableHandle(self._hooks.setdefault(output_nr, {}), hook)
 
     def _add_retain_grad(self, output_nr: int, ref) -> None:
+        self._hooked = True
         if self._retain is None:
             self._retain = {}
         self._retain[output_nr] = ref
@@ -241,6 +242,7 @@ class Function:
         cls._backward_cls = type(name, (BackwardNode,), {"_forward_cls": cls, "__module__": cls.__module__})
         cls._new_style = cls.setup_context is not Function.setup_context
         cls._builtin = cls.__module__.startswith("minigrad._ops")
+        cls._backward_cls._fast = cls._builtin
         if "vjp" in cls.__dict__ and "backward" in cls.__dict__:
             raise TypeError("Implementing both 'backward' and 'vjp' for a custom Function is not allowed. "
                             "You should only implement one of them.")
@@ -355,9 +357,13 @@ def _apply_recording(cls, args: tuple):
                 saved.append(None)
                 versions.append(0)
             elif t.grad_fn is ctx:  # one of this node's outputs: avoid a reference cycle
-                so = _SavedOutput(t)
+                so = _new(_SavedOutput)
+                vc = t._vc
+                if vc is None:
+                    vc = t._vc = [0]
+                so.data, so.vc, so.output_nr = t._data, vc, t._output_nr
                 saved.append(so)
-                versions.append(so.vc[0])
+                versions.append(vc[0])
             else:
                 saved.append(t)
                 vc = t._vc
