@@ -45,11 +45,22 @@ def _float_dtype(dtype) -> np.dtype:
     return _dtype._default[0].np_dtype if dtype is None else _dtype.to_numpy_dtype(dtype)
 
 
-def _infer(data) -> np.ndarray:
-    """PyTorch's dtype inference: Python floats -> default dtype, ints -> int64, NumPy keeps its dtype."""
+def _infer(data, np_dtype=None) -> np.ndarray:
+    """PyTorch's dtype inference: Python floats -> default dtype, ints -> int64, NumPy keeps its dtype.
+
+    With ``np_dtype`` the data is converted straight to it (Python floats are exact doubles:
+    going through float32 first would lose precision for ``tensor([0.2], dtype=float64)``)."""
     if isinstance(data, np.ndarray) or isinstance(data, np.generic):
-        return np.array(data)
-    arr = np.array(_untensor(data))
+        return np.array(data, dtype=np_dtype)
+    try:
+        arr = np.array(_untensor(data))
+    except ValueError:
+        raise ValueError(
+            f"expected sequences of equal length at every level, got ragged data {data!r:.60}\n"
+            "tensor(): nested lists must form a rectangular array, e.g. [[1, 2], [3, 4]]."
+        ) from None
+    if np_dtype is not None and arr.dtype != object and arr.dtype.kind not in "USO":
+        return arr.astype(np_dtype)
     if arr.dtype.kind == "f":
         return arr.astype(_dtype._default[0].np_dtype)
     if arr.dtype.kind in "iu":
@@ -72,9 +83,8 @@ def _untensor(data):
 
 def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data`` (numbers, nested lists, arrays, tensors)."""
-    arr = _infer(data.detach()._data if isinstance(data, Tensor) else data)
-    if dtype is not None:
-        arr = arr.astype(_dtype.to_numpy_dtype(dtype))
+    np_dtype = None if dtype is None else _dtype.to_numpy_dtype(dtype)
+    arr = _infer(data.detach()._data if isinstance(data, Tensor) else data, np_dtype)
     return _finish(arr, requires_grad, device)
 
 

@@ -26,10 +26,7 @@ class _Formatter:
             return
         finite = flat[np.isfinite(flat) & (flat != 0)].astype(np.float64)
         if finite.size == 0:
-            # PyTorch leaves width 1 here; nan/inf/0 are then printed by _format.
-            for v in flat.tolist():
-                self.max_width = max(self.max_width, len(self._plain(v)))
-            return
+            return  # as PyTorch: width 1, so nan / inf / 0 are printed unpadded
         absvals = np.abs(finite)
         lo, hi = absvals.min(), absvals.max()
         vals = finite.tolist()
@@ -46,10 +43,8 @@ class _Formatter:
                 widths = [len(f"{v:.{PRECISION}e}") for v in vals]
             else:
                 widths = [len(f"{v:.{PRECISION}f}") for v in vals]
+        # Only nonzero finite values set the width (as in PyTorch): nan, inf and 0 never widen a column.
         self.max_width = max(widths)
-        # nan / inf / zero entries can be wider in some modes
-        for v in flat[~(np.isfinite(flat) & (flat != 0))].tolist():
-            self.max_width = max(self.max_width, len(self._plain(v)))
 
     def _plain(self, value) -> str:
         if not self.floating:
@@ -124,11 +119,13 @@ def tensor_repr(t) -> str:
         body = "[]"
         if arr.shape != (0,):
             suffixes.append(f"size={tuple(arr.shape)}")
+        if dt is not _dtype._default[0]:  # empty tensors name every non-default dtype, int64 and bool too
+            suffixes.append(f"dtype={dt!r}")
     else:
         summarize = arr.size > THRESHOLD
         shown = _summarized(arr) if summarize else arr
         body = _tensor_str(arr, indent, summarize, _Formatter(shown, floating))
-    if dt is not _dtype._default[0] and dt is not _dtype.int64 and dt is not _dtype.bool:
+    if arr.size and dt is not _dtype._default[0] and dt is not _dtype.int64 and dt is not _dtype.bool:
         suffixes.append(f"dtype={dt!r}")
     if t.grad_fn is not None:
         suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")

@@ -210,6 +210,23 @@ def _layout(order: list):
     return n_layers, width, xy, routes
 
 
+def _new_figure(size):
+    """A Figure that Jupyter displays once, as the value of the cell.
+
+    Made through pyplot (which sets up Jupyter's inline display of Figures) and then closed
+    at once, so that pyplot does not show it a second time at the end of the cell.
+    """
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError:  # pragma: no cover - a matplotlib without pyplot
+        from matplotlib.figure import Figure
+
+        return Figure(figsize=size)
+    fig = plt.figure(figsize=size)
+    plt.close(fig)
+    return fig
+
+
 def draw_graph(tensor: Tensor, ax=None, names: Mapping[Tensor, str] | None = None, *,
                show_saved: bool = True, show_order: bool = True, legend: bool = True,
                title: str | None = None, fontsize: float | None = None):
@@ -223,7 +240,7 @@ def draw_graph(tensor: Tensor, ax=None, names: Mapping[Tensor, str] | None = Non
     legend: add a two-line key under the drawing.
     title: a title for the axes.
 
-    The Figure is created without pyplot, so in Jupyter it is displayed once (as the
+    The Figure is closed in pyplot right away, so in Jupyter it is displayed once (as the
     value of the cell) and pyplot does not keep it open.
     """
     if not isinstance(tensor, Tensor):
@@ -234,13 +251,12 @@ def draw_graph(tensor: Tensor, ax=None, names: Mapping[Tensor, str] | None = Non
     layout = _layout(order) if order else None
 
     if ax is None:
-        from matplotlib.figure import Figure
-
         if layout is None:
-            fig = Figure(figsize=(3.6, 1.4))
+            size = (3.6, 1.4)
         else:
             n_layers, width = layout[0], layout[1]
-            fig = Figure(figsize=(min(max(2.9 * width, 4.5), 16), min(max(1.35 * n_layers + 0.7, 2.2), 30)))
+            size = (min(max(2.9 * width, 4.5), 16), min(max(1.35 * n_layers + 0.7, 2.2), 30))
+        fig = _new_figure(size)
         ax = fig.add_subplot(1, 1, 1)
     fig = ax.figure
     ax.set_axis_off()

@@ -591,3 +591,66 @@ def test_nn_imports_lazily_from_minigrad():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=str(__import__("pathlib").Path(__file__).parents[1]))
     assert out.stdout.split() == ["False", "False"]
+
+
+# --- the NumPy fast path of fused backwards equals the recorded (create_graph) path -------------
+def _fused_cases():
+    minigrad.manual_seed(0)
+    f64 = minigrad.float64
+    x = minigrad.randn(5, 4, dtype=f64, requires_grad=True)
+    x3 = minigrad.randn(2, 5, 4, dtype=f64, requires_grad=True)
+    w = minigrad.randn(3, 4, dtype=f64, requires_grad=True)
+    b = minigrad.randn(3, dtype=f64, requires_grad=True)
+    t = minigrad.randn(5, 4, dtype=f64, requires_grad=True)
+    y = minigrad.tensor([0, 3, 1, 2, 2])
+    p = minigrad.rand(5, 4, dtype=f64).clamp(0.05, 0.95).requires_grad_()
+    m = minigrad.randn(4, 3, dtype=f64, requires_grad=True)
+    v = minigrad.randn(4, dtype=f64, requires_grad=True)
+    cases = [
+        ("linear", lambda: F.linear(x, w, b), (x, w, b)),
+        ("linear 3-d", lambda: F.linear(x3, w, b), (x3, w, b)),
+        ("linear 1-d", lambda: F.linear(x[0], w), (x, w)),
+        ("softmax", lambda: F.softmax(x, dim=1), (x,)),
+        ("softmax dim 0", lambda: F.softmax(x, dim=0), (x,)),
+        ("log_softmax", lambda: F.log_softmax(x, dim=-1), (x,)),
+        ("matmul", lambda: x @ m, (x, m)),
+        ("matmul vec", lambda: x @ v, (x, v)),
+        ("vec matmul", lambda: v @ m, (v, m)),
+        ("dot", lambda: v @ v, (v,)),
+    ]
+    for red in ("mean", "sum", "none"):
+        cases += [
+            (f"mse {red}", lambda red=red: F.mse_loss(x, t, reduction=red), (x, t)),
+            (f"cross_entropy {red}", lambda red=red: F.cross_entropy(x, y, reduction=red), (x,)),
+            (f"bce {red}", lambda red=red: F.binary_cross_entropy(p, t.detach().sigmoid(), reduction=red), (p,)),
+        ]
+    return cases
+
+
+@pytest.mark.parametrize("name,fn,inputs", _fused_cases(), ids=[c[0] for c in _fused_cases()])
+def test_fast_backward_equals_recorded_backward(name, fn, inputs):
+    from minigrad.autograd import grad
+
+    out = fn()
+    go = minigrad.randn(*out.shape, dtype=out.dtype) if out.ndim else minigrad.tensor(1.7, dtype=out.dtype)
+    fast = grad(out, inputs, go, retain_graph=True)
+    slow = grad(out, inputs, go, create_graph=True)
+    for a, s in zip(fast, slow):
+        assert a.shape == s.shape and not a.requires_grad
+        np.testing.assert_allclose(a.numpy(), s.detach().numpy(), rtol=1e-12, atol=1e-14)
+
+
+def test_second_derivatives_of_fused_ops():
+    from minigrad.autograd import gradgradcheck
+
+    minigrad.manual_seed(1)
+    f64 = minigrad.float64
+    x = minigrad.randn(3, 4, dtype=f64, requires_grad=True)
+    w = minigrad.randn(2, 4, dtype=f64, requires_grad=True)
+    b = minigrad.randn(2, dtype=f64, requires_grad=True)
+    t = minigrad.randn(3, 4, dtype=f64)
+    y = minigrad.tensor([1, 0, 3])
+    assert gradgradcheck(F.linear, (x, w, b))
+    assert gradgradcheck(lambda a: F.softmax(a, dim=1), (x,))
+    assert gradgradcheck(lambda a: F.cross_entropy(a, y), (x,))
+    assert gradgradcheck(lambda a: F.mse_loss(a, t), (x,))

@@ -110,6 +110,20 @@ def _setitem_mask(x, v):
     return y
 
 
+def _inplace_on_slice(x, w):
+    y = x.sin()  # sin saves x, not its output: the in-place write below is legal
+    y[1:3].mul_(w)
+    y[:, 0] += w[0]
+    return y * x
+
+
+def _inplace_ops_chain(x, w):
+    y = x * 1.0
+    y.add_(w).mul_(x).div_(2.0).sub_(w * w)
+    y.clamp_(-2.0, 2.0)
+    return y
+
+
 def _setitem_scalar(x):
     y = x * 2.0  # (not exp: exp saves its output, and PyTorch would refuse the in-place write too)
     y[:, 1:3] = 0.5
@@ -274,6 +288,10 @@ CASES = [
     case("setitem-basic", _setitem_basic, N(3, 4), N(4)),
     case("setitem-mask", _setitem_mask, N(3, 4), N(int(MASK_34.sum()))),
     case("setitem-scalar", _setitem_scalar, N(3, 4)),
+    case("setitem-leading-one", _setitem_basic, N(3, 4), N(1, 4)),
+    case("inplace-on-slice", _inplace_on_slice, N(3, 4), N(4)),
+    case("inplace-chain", _inplace_ops_chain, Spec((3,), "normal"), Spec((3,), "normal")),
+    case("norm-dim", lambda a: a.norm(dim=1, keepdim=True), N(3, 4)),
     # fused nn ops
     case("linear", lambda x, w, b: _ops.linear(x, w, b), N(4, 3), N(2, 3), N(2)),
     case("linear-no-bias", lambda x, w: minigrad._ops.linear(x, w), N(4, 3), N(2, 3)),
@@ -398,3 +416,39 @@ def test_gradgradcheck_catches_a_wrong_double_backward():
     x = minigrad.tensor([0.5, -1.2, 2.0], dtype=minigrad.float64, requires_grad=True)
     assert gradcheck(_FirstOrderOnly.apply, (x,))
     assert gradgradcheck(_FirstOrderOnly.apply, (x,), raise_exception=False) is False
+
+
+# --- PyTorch's conventions at kinks, ties and extremes (values recorded from PyTorch 2.13) ------------------------
+EDGE_CASES = [
+    ("max-ties-all", lambda x: x.max(), [[1.0, 3.0, 3.0, 2.0]], [[0.0, 0.5, 0.5, 0.0]]),
+    ("min-ties-all", lambda x: x.min(), [[1.0, 1.0, 3.0, 2.0]], [[0.5, 0.5, 0.0, 0.0]]),
+    ("max-dim-ties", lambda x: x.max(0)[0], [[[1.0, 3.0], [1.0, 2.0]]], [[[1.0, 1.0], [0.0, 0.0]]]),
+    ("amax-ties", lambda x: x.amax(1), [[[3.0, 3.0], [1.0, 2.0]]], [[[0.5, 0.5], [0.0, 1.0]]]),
+    ("maximum-ties", lambda x, y: minigrad.maximum(x, y), [[1.0, 2.0], [1.0, 3.0]], [[0.5, 0.0], [0.5, 1.0]]),
+    ("abs-at-0", lambda x: x.abs(), [[0.0, -1.0, 2.0]], [[0.0, -1.0, 1.0]]),
+    ("relu-at-0", lambda x: x.relu(), [[0.0, -1.0, 2.0]], [[0.0, 0.0, 1.0]]),
+    ("clamp-bounds", lambda x: x.clamp(0.0, 1.0), [[0.0, 1.0, 0.5, 2.0, -1.0]], [[1.0, 1.0, 1.0, 0.0, 0.0]]),
+    ("sqrt-at-0", lambda x: x.sqrt(), [[0.0, 4.0]], [[float("inf"), 0.25]]),
+    ("pow2-at-0", lambda x: x ** 2, [[0.0, 1.0]], [[0.0, 2.0]]),
+    ("pow0", lambda x: x ** 0, [[0.0, 2.0]], [[0.0, 0.0]]),
+    ("pow-tensor-zero-base", lambda x, y: x ** y, [[0.0, 0.0, 2.0], [2.0, 0.0, 0.0]],
+     [[0.0, 0.0, 0.0], [0.0, 0.0, 0.6931471805599453]]),
+    ("rpow-zero-base", lambda x: 0.0 ** x, [[1.0, 2.0]], [[0.0, 0.0]]),
+    ("norm-at-0", lambda x: x.norm(), [[0.0, 0.0]], [[0.0, 0.0]]),
+    ("sigmoid-extreme", lambda x: x.sigmoid(), [[-800.0, 800.0, 0.0]], [[0.0, 0.0, 0.25]]),
+    ("softmax-extreme", lambda x: x.softmax(0), [[1000.0, 0.0, -1000.0]], [[0.0, 0.0, 0.0]]),
+    ("log_softmax-extreme", lambda x: x.log_softmax(0), [[1000.0, 0.0, -1000.0]], [[-2.0, 1.0, 1.0]]),
+    ("logsumexp-extreme", lambda x: x.logsumexp(0), [[1000.0, 1000.0]], [[0.5, 0.5]]),
+    ("sign", lambda x: x.sign() * x, [[-1.0, 0.0, 2.0]], [[-1.0, 0.0, 1.0]]),
+    ("where-masks-nan-branch", lambda x: minigrad.where(x > 0, x.log(), minigrad.zeros_like(x)), [[-1.0, 2.0]],
+     [[0.0, 0.5]]),
+]
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("fn, data, expected", [(f, d, e) for _, f, d, e in EDGE_CASES], ids=[c[0] for c in EDGE_CASES])
+def test_gradient_conventions_match_pytorch(fn, data, expected):
+    xs = [minigrad.tensor(d, dtype=minigrad.float64, requires_grad=True) for d in data]
+    fn(*xs).sum().backward()
+    for x, e in zip(xs, expected):
+        np.testing.assert_allclose(x.grad.numpy(), np.array(e), rtol=1e-12, atol=1e-12)

@@ -15,10 +15,10 @@ from .linalg import MatMul, matmul, mm
 from .nn_ops import BCELoss, Linear, LogSoftmax, MSELoss, NLLLoss, Softmax
 from .pointwise import (Abs, Clamp, Cos, Cosh, Exp, Log, Maximum, Minimum, Relu, Sigmoid, Sign, Sin, Sinh, Sqrt,
                         Tanh, Where, where)
-from .reduction import Amax, Amin, Mean, MeanDim, Sum, SumDim, argmax, argmin, max, min  # noqa: A004
+from .reduction import Amax, Amin, Mean, MeanDim, Norm2, Sum, SumDim, argmax, argmin, max, min  # noqa: A004
 from .shape import (Cat, Copy, Expand, Fill, Index, IndexPut, Permute, Squeeze, SqueezeDim, Stack, Transpose,
                     Unsqueeze, View, _basic_index_cls, _convert_index, _size_args)
-from .shape import Select, Slice
+from .shape import CopySlices, Select, Slice, _is_basic, fit_value
 
 _wrap = Tensor._wrap
 
@@ -182,7 +182,10 @@ def select(a, dim, index):
 
 def index(a, idx):
     idx = _convert_index(idx)
-    return _basic_index_cls(idx).apply(a, idx)
+    out = _basic_index_cls(idx).apply(a, idx)
+    if out._base is a:  # a view of a base tensor: remember the index, so in-place ops can write back through it
+        out._set_extra("view_index", idx)
+    return out
 
 
 def clone(a):
@@ -212,7 +215,7 @@ def reciprocal(a):
 def norm(a, p=2, dim=None, keepdim=False):
     if p != 2:
         return (a.abs() ** p).sum(dim, keepdim) ** (1.0 / p)
-    return (a * a).sum(dim, keepdim).sqrt()
+    return Norm2.apply(a, dim, keepdim)
 
 
 def var(a, dim=None, unbiased=True, keepdim=False, correction=None):
@@ -259,6 +262,8 @@ def _run_inplace(a: Tensor, fn_cls, args: tuple, what: str) -> Tensor:
     recording = _GradMode.enabled and (a._rg or any(isinstance(x, Tensor) and x._rg for x in args))
     if recording:
         _check_inplace(a, what)
+        if a._base is not None and _view_write_back(a) is not None:
+            return _run_inplace_on_view(a, fn_cls, args, what)
         if a._base is not None and a._base._rg:
             raise RuntimeError(
                 f"{what}: in-place operations on a view of a tensor that requires grad are not supported by "
@@ -288,6 +293,46 @@ def _run_inplace(a: Tensor, fn_cls, args: tuple, what: str) -> Tensor:
     return a
 
 
+def _view_write_back(v: Tensor):
+    """How an in-place change of the view ``v`` maps onto its base: ("index", idx) for a basic-index view,
+    ("view", None) for a reshape of the whole base, None if unknown (e.g. a transpose or a view of a view)."""
+    base = v._base
+    if base._base is not None:
+        return None
+    idx = v._get_extra("view_index")
+    if idx is not None:
+        return ("index", idx)
+    vd, bd = v._data, base._data
+    if (vd.size == bd.size and vd.flags.c_contiguous and bd.flags.c_contiguous
+            and vd.__array_interface__["data"][0] == bd.__array_interface__["data"][0]):
+        return ("view", None)
+    return None
+
+
+def _run_inplace_on_view(v: Tensor, fn_cls, args: tuple, what: str) -> Tensor:
+    """In-place op on a view of a tensor in the graph (PyTorch's CopySlices): compute the op on the view's
+    values, record ``base[index] = result`` on the base, then make the view a fresh view of the new base."""
+    base = v._base
+    kind, idx = _view_write_back(v)
+    snapshot = _wrap(v._data.copy())
+    snapshot.grad_fn, snapshot._output_nr, snapshot._rg = v.grad_fn, v._output_nr, v._rg
+    out = fn_cls.apply(snapshot, *args)
+    if out._data.shape != v._data.shape:
+        raise RuntimeError(
+            f"output with shape {list(v._data.shape)} doesn't match the broadcast shape {list(out._data.shape)}\n"
+            f"{what}: an in-place operation cannot change the tensor's shape."
+        )
+    if out._data.dtype != v._data.dtype:
+        out = out.to(v.dtype)
+    new_base = CopySlices.apply(base, out, idx) if kind == "index" else View.apply(out, base._data.shape)
+    np.copyto(base._data, new_base._data)  # writes the view's memory too
+    base.grad_fn, base._output_nr, base._rg = new_base.grad_fn, new_base._output_nr, new_base._rg
+    fresh = _basic_index_cls(idx).apply(base, idx) if kind == "index" else View.apply(base, v._data.shape)
+    v.grad_fn, v._output_nr, v._rg = fresh.grad_fn, fresh._output_nr, fresh._rg
+    v._bump_version()  # shared with the base
+    return v
+
+
 def inplace(a: Tensor, kind: str, *args) -> Tensor:
     what = f"{kind}_()"
     if kind in _INPLACE:
@@ -312,10 +357,11 @@ def index_put_(a: Tensor, idx, value) -> None:
         value = _wrap(np.asarray(value, dtype=a._data.dtype))
     recording = _GradMode.enabled and (a._rg or (isinstance(value, Tensor) and value._rg))
     if not recording:
-        a._data[idx] = value._data if isinstance(value, Tensor) else value
+        a._data[idx] = fit_value(a._data, idx, value)
         a._bump_version()
         return
-    _run_inplace(a, IndexPut, (value, idx), "__setitem__ (x[...] = value)")
+    cls = CopySlices if _is_basic(idx) else IndexPut
+    _run_inplace(a, cls, (value, idx), "__setitem__ (x[...] = value)")
 
 
 # --- methods attached to Tensor --------------------------------------------------------

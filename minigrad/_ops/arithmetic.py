@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _dtype
 from .._tensor import Tensor
 from ..autograd.function import Function
 
@@ -36,9 +37,17 @@ def _binary(op: str, ufunc, a: Tensor, b: Tensor) -> Tensor:
         out = ufunc(x, y)
     except ValueError:
         raise _broadcast_error(op, x, y) from None
-    if x.dtype is not y.dtype and out.dtype == _F64 and x.dtype != _F64 and y.dtype != _F64:
-        out = out.astype(_F32)  # int with float32 stays float32, as in PyTorch
+    if out.dtype is not x.dtype and out.dtype == _F64 and x.dtype != _F64 and y.dtype != _F64:
+        # int with float32 stays float32, and int / int is the default float, as in PyTorch
+        out = out.astype(_F32 if x.dtype == _F32 or y.dtype == _F32 else _dtype._default[0].np_dtype)
     return _wrap(out)
+
+
+def _scalar_result(out: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """An integer tensor combined with a Python float gives the default float dtype (PyTorch), not float64."""
+    if out.dtype is not x.dtype and out.dtype.kind == "f" and x.dtype.kind != "f":
+        return out.astype(_dtype._default[0].np_dtype)
+    return out
 
 
 class Add(Function):
@@ -58,7 +67,7 @@ class AddScalar(Function):
 
     @staticmethod
     def forward(ctx, a, c):
-        return _wrap(a._data + c)
+        return _wrap(_scalar_result(a._data + c, a._data))
 
     @staticmethod
     def backward(ctx, g):
@@ -82,7 +91,7 @@ class SubScalar(Function):
 
     @staticmethod
     def forward(ctx, a, c):
-        return _wrap(a._data - c)
+        return _wrap(_scalar_result(a._data - c, a._data))
 
     @staticmethod
     def backward(ctx, g):
@@ -96,7 +105,7 @@ class RSubScalar(Function):
 
     @staticmethod
     def forward(ctx, a, c):
-        return _wrap(c - a._data)
+        return _wrap(_scalar_result(c - a._data, a._data))
 
     @staticmethod
     def backward(ctx, g):
@@ -125,7 +134,7 @@ class MulScalar(Function):
     @staticmethod
     def forward(ctx, a, c):
         ctx.c = c
-        return _wrap(a._data * c)
+        return _wrap(_scalar_result(a._data * c, a._data))
 
     @staticmethod
     def backward(ctx, g):
@@ -155,10 +164,7 @@ class DivScalar(Function):
     @staticmethod
     def forward(ctx, a, c):
         ctx.c = c
-        out = a._data / c
-        if out.dtype == np.float64 and a._data.dtype != np.float64:
-            out = out.astype(np.float32)
-        return _wrap(out)
+        return _wrap(_scalar_result(a._data / c, a._data))
 
     @staticmethod
     def backward(ctx, g):
@@ -174,10 +180,7 @@ class RDivScalar(Function):
     def forward(ctx, a, c):
         ctx.c = c
         ctx.save_for_backward(a)
-        out = c / a._data
-        if out.dtype == np.float64 and a._data.dtype != np.float64:
-            out = out.astype(np.float32)
-        return _wrap(out)
+        return _wrap(_scalar_result(c / a._data, a._data))
 
     @staticmethod
     def backward(ctx, g):
@@ -211,7 +214,12 @@ class Pow(Function):
     @staticmethod
     def backward(ctx, g):
         a, b, out = ctx.saved_tensors
-        ga = g * b * a ** (b - 1) if ctx.needs_input_grad[0] else None
+        ga = None
+        if ctx.needs_input_grad[0]:
+            from .pointwise import where
+
+            # b a^(b-1), but 0 where b == 0 (PyTorch's convention: 0 * 0^-1 would be nan)
+            ga = g * where(b == 0, 0.0, b * a ** (b - 1))
         gb = None
         if ctx.needs_input_grad[1]:
             # d(a^b)/db = a^b log a; where a == 0 PyTorch uses 0 (b > 0) rather than nan.
@@ -229,7 +237,7 @@ class PowScalar(Function):
     def forward(ctx, a, c):
         ctx.c = c
         ctx.save_for_backward(a)
-        return _wrap(a._data ** c)
+        return _wrap(_scalar_result(a._data ** c, a._data))
 
     @staticmethod
     def backward(ctx, g):
@@ -249,8 +257,9 @@ class RPowScalar(Function):
 
     @staticmethod
     def forward(ctx, a, c):
-        ctx.logc = float(np.log(c)) if c > 0 else float("nan")
-        out = _wrap(np.power(c, a._data).astype(a._data.dtype, copy=False))
+        # d(c^a)/da = c^a log c; for c == 0 PyTorch uses 0 rather than 0 * -inf = nan
+        ctx.logc = float(np.log(c)) if c > 0 else 0.0 if c == 0 else float("nan")
+        out = _wrap(_scalar_result(np.power(c, a._data), a._data))
         ctx.save_for_backward(out)
         return out
 

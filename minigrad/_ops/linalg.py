@@ -5,6 +5,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..autograd.function import Function
+from ..autograd.grad_mode import _GradMode
 
 _wrap = Tensor._wrap
 
@@ -47,6 +48,8 @@ class MatMul(Function):
     def backward(ctx, g):
         a, b = ctx.saved_tensors
         na, nb = ctx.nd
+        if not _GradMode.enabled:
+            return _matmul_backward_numpy(g._data, a, b, na, nb)
         if na == 1 and nb == 1:  # dot product: g is 0-d
             return (g * b if b is not None else None), (g * a if a is not None else None)
         # Treat 1-D operands as matrices (a row, b a column), then undo it.
@@ -66,6 +69,26 @@ class MatMul(Function):
             if nb == 1:
                 gb = gb.squeeze(-1)
         return ga, gb
+
+
+def _matmul_backward_numpy(gd: np.ndarray, a, b, na: int, nb: int):
+    """The backward above on the arrays (used when the backward itself is not recorded)."""
+    if na == 1 and nb == 1:  # dot product: g is a scalar
+        return (_wrap(gd * b._data) if b is not None else None), (_wrap(gd * a._data) if a is not None else None)
+    if na == 1:
+        gd = np.expand_dims(gd, -2)
+    if nb == 1:
+        gd = np.expand_dims(gd, -1)
+    ga = gb = None
+    if b is not None:
+        bd = b._data[:, None] if nb == 1 else b._data
+        r = np.matmul(gd, np.swapaxes(bd, -1, -2))
+        ga = _wrap(r.squeeze(-2) if na == 1 else r)
+    if a is not None:
+        ad = a._data[None, :] if na == 1 else a._data
+        r = np.matmul(np.swapaxes(ad, -1, -2), gd)
+        gb = _wrap(r.squeeze(-1) if nb == 1 else r)
+    return ga, gb
 
 
 def matmul(a: Tensor, b: Tensor) -> Tensor:

@@ -2,6 +2,11 @@
 
 Fusing (one Function for ``x @ W.T + b``, one for softmax) keeps the graph small and lets
 backward skip what nobody needs (``needs_input_grad``), e.g. the input of the first layer.
+
+Each backward has two forms. The one written with minigrad operations is used when the
+backward itself is being recorded (``create_graph=True``), so second derivatives work. In
+the ordinary case (grad mode is off during backward) the same formula runs directly on the
+NumPy arrays: it computes the same numbers without creating a Tensor per intermediate.
 """
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ import numpy as np
 
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.function import Function
+from ..autograd.grad_mode import _GradMode
 
 _wrap = Tensor._wrap
 
@@ -20,7 +26,7 @@ class Softmax(Function):
     def forward(ctx, a, dim):
         d = _wrap_dim(dim, a._data.ndim, "softmax")
         z = a._data - a._data.max(axis=d, keepdims=True)
-        e = np.exp(z)
+        e = np.exp(z, out=z)
         e /= e.sum(axis=d, keepdims=True)
         out = _wrap(e)
         ctx.d = d
@@ -30,6 +36,12 @@ class Softmax(Function):
     @staticmethod
     def backward(ctx, g):
         (out,) = ctx.saved_tensors
+        if not _GradMode.enabled:
+            o, gd = out._data, g._data
+            r = gd * o
+            s = r.sum(axis=ctx.d, keepdims=True)
+            r -= o * s
+            return _wrap(r), None
         return out * (g - (g * out).sum(ctx.d, keepdim=True)), None
 
 
@@ -40,7 +52,8 @@ class LogSoftmax(Function):
     def forward(ctx, a, dim):
         d = _wrap_dim(dim, a._data.ndim, "log_softmax")
         z = a._data - a._data.max(axis=d, keepdims=True)
-        out = _wrap(z - np.log(np.exp(z).sum(axis=d, keepdims=True)))
+        z -= np.log(np.exp(z).sum(axis=d, keepdims=True))
+        out = _wrap(z)
         ctx.d = d
         ctx.save_for_backward(out)
         return out
@@ -48,6 +61,12 @@ class LogSoftmax(Function):
     @staticmethod
     def backward(ctx, g):
         (out,) = ctx.saved_tensors
+        if not _GradMode.enabled:
+            gd = g._data
+            r = np.exp(out._data)
+            r *= gd.sum(axis=ctx.d, keepdims=True)
+            np.subtract(gd, r, out=r)
+            return _wrap(r), None
         return g - out.exp() * g.sum(ctx.d, keepdim=True), None
 
 
@@ -58,18 +77,18 @@ class Linear(Function):
 
     @staticmethod
     def forward(ctx, x, w, b):
-        if x._data.shape[-1] != w._data.shape[-1]:
-            n = x._data.shape[-1]
+        xd, wd = x._data, w._data
+        if xd.shape[-1] != wd.shape[-1] or wd.ndim != 2:
+            n = xd.shape[-1] if xd.ndim else 0
             raise RuntimeError(
-                f"mat1 and mat2 shapes cannot be multiplied ({int(np.prod(x._data.shape[:-1]))}x{n} and "
-                f"{w._data.shape[1]}x{w._data.shape[0]})\nIn linear: the input's last dimension is {n} but the "
-                f"weight expects in_features={w._data.shape[1]} (input shape {list(x._data.shape)}, weight shape "
-                f"{list(w._data.shape)})."
+                f"mat1 and mat2 shapes cannot be multiplied ({int(np.prod(xd.shape[:-1]))}x{n} and "
+                f"{wd.shape[-1]}x{wd.shape[0]})\nIn linear: the input's last dimension is {n} but the "
+                f"weight expects in_features={wd.shape[-1]} (input shape {list(xd.shape)}, weight shape "
+                f"{list(wd.shape)})."
             )
         need = ctx.needs_input_grad
-        gx, gw = need[0], need[1]
-        ctx.save_for_backward(x if gw else None, w if gx else None)
-        out = x._data @ w._data.T
+        ctx.save_for_backward(x if need[1] else None, w if need[0] else None)
+        out = xd @ wd.T
         if b is not None:
             out += b._data
         return _wrap(out)
@@ -77,25 +96,44 @@ class Linear(Function):
     @staticmethod
     def backward(ctx, g):
         x, w = ctx.saved_tensors
+        need_b = ctx.needs_input_grad[2]
+        if not _GradMode.enabled:
+            gd = g._data
+            gx = gw = gb = None
+            if w is not None:
+                gx = _wrap(gd @ w._data)
+            if x is not None:
+                xd = x._data
+                if gd.ndim == 2:
+                    gw = _wrap(gd.T @ xd)
+                else:
+                    gw = _wrap(gd.reshape(-1, gd.shape[-1]).T @ xd.reshape(-1, xd.shape[-1]))
+            if need_b:
+                gb = _wrap(gd.sum(axis=0) if gd.ndim == 2 else gd.sum(axis=tuple(range(gd.ndim - 1))))
+            return gx, gw, gb
         gx = g @ w if w is not None else None
         gw = gb = None
         if x is not None:
             g2 = g.reshape(-1, g._data.shape[-1]) if g._data.ndim != 2 else g
             x2 = x.reshape(-1, x._data.shape[-1]) if x._data.ndim != 2 else x
             gw = g2.transpose(0, 1) @ x2
-        if ctx.needs_input_grad[2]:
+        if need_b:
             gb = g.sum(tuple(range(g._data.ndim - 1))) if g._data.ndim > 1 else g
         return gx, gw, gb
 
 
 def _reduce_loss(values: np.ndarray, reduction: str, where: str):
     if reduction == "mean":
+        if values.dtype.kind == "f" and values.dtype.itemsize >= 4:
+            # what ndarray.mean computes (pairwise sum in the array's dtype), minus its Python overhead
+            return np.add.reduce(values, axis=None) / values.size
         return values.mean()
     if reduction == "sum":
         return values.sum()
     if reduction == "none":
         return values
-    raise ValueError(f"{where}: {reduction} is not a valid value for reduction (use 'mean', 'sum' or 'none')")
+    raise ValueError(f"{reduction} is not a valid value for reduction\n{where}: reduction must be one of 'mean', "
+                     "'sum' or 'none'.")
 
 
 class NLLLoss(Function):
@@ -122,14 +160,25 @@ class NLLLoss(Function):
                              f"(there are {lp.shape[1]} classes, so targets must be in [0, {lp.shape[1] - 1}]).")
         rows = np.arange(lp.shape[0])
         ctx.rows, ctx.t, ctx.shape, ctx.reduction = rows, t, lp.shape, reduction
-        return _wrap(np.asarray(_reduce_loss(-lp[rows, t], reduction, "nll_loss")))
+        picked = lp[rows, t]
+        np.negative(picked, out=picked)
+        return _wrap(np.asarray(_reduce_loss(picked, reduction, "nll_loss"), dtype=lp.dtype))
 
     @staticmethod
     def backward(ctx, g):
+        n = ctx.shape[0]
+        if not _GradMode.enabled:
+            gd = g._data
+            out = np.zeros(ctx.shape, dtype=gd.dtype)
+            if ctx.reduction == "none":
+                out[ctx.rows, ctx.t] = -gd
+            else:
+                out[ctx.rows, ctx.t] = -gd / n if ctx.reduction == "mean" else -gd
+            return _wrap(out), None, None
         onehot = np.zeros(ctx.shape, dtype=g._data.dtype)
         onehot[ctx.rows, ctx.t] = -1.0
         if ctx.reduction == "mean":
-            onehot /= ctx.shape[0]
+            onehot /= n
         if ctx.reduction == "none":
             g = g.unsqueeze(1)
         return g * Tensor._wrap(onehot), None, None
@@ -150,15 +199,22 @@ class MSELoss(Function):
         ctx.save_for_backward(a, b)
         ctx.reduction = reduction
         d = a._data - b._data
-        return _wrap(np.asarray(_reduce_loss(d * d, reduction, "mse_loss")))
+        d *= d
+        return _wrap(np.asarray(_reduce_loss(d, reduction, "mse_loss")))
 
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        if not _GradMode.enabled:
+            diff = a._data - b._data
+            scale = 2.0 / diff.size if ctx.reduction == "mean" else 2.0
+            diff *= g._data * scale
+            return (_wrap(diff) if need[0] else None), (_wrap(-diff) if need[1] else None), None
         diff = a - b
         scale = 2.0 / diff._data.size if ctx.reduction == "mean" else 2.0
         gd = g * diff * scale
-        return (gd if ctx.needs_input_grad[0] else None), (-gd if ctx.needs_input_grad[1] else None), None
+        return (gd if need[0] else None), (-gd if need[1] else None), None
 
 
 class BCELoss(Function):
@@ -189,8 +245,25 @@ class BCELoss(Function):
     def backward(ctx, g):
         p, y = ctx.saved_tensors
         eps = 1e-12
+        if not _GradMode.enabled:
+            pd = p._data
+            gp = pd - y._data
+            gp *= g._data
+            gp /= np.maximum(pd * (1 - pd), eps)
+            if ctx.reduction == "mean":
+                gp /= pd.size
+            return _wrap(gp), BCELoss._target_grad(ctx, p, g), None
         denom = (p * (1 - p)).clamp(min=eps)
         gp = g * (p - y) / denom
         if ctx.reduction == "mean":
             gp = gp / p._data.size
-        return gp, None, None
+        return gp, BCELoss._target_grad(ctx, p, g), None
+
+    @staticmethod
+    def _target_grad(ctx, p, g):
+        """d loss / d y = log(1 - p) - log(p) (PyTorch differentiates the target too; rarely needed)."""
+        if not ctx.needs_input_grad[1]:
+            return None
+        with np.errstate(divide="ignore"):
+            gy = g * ((1 - p).log() - p.log())
+        return gy / p._data.size if ctx.reduction == "mean" else gy

@@ -72,6 +72,28 @@ class MeanDim(Mean):
     _node_name = "MeanBackward1"
 
 
+class Norm2(Function):
+    """The Euclidean norm over ``dim`` (all elements by default); its gradient at 0 is 0, as in PyTorch."""
+
+    _node_name = "LinalgVectorNormBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim, keepdim):
+        shape = a._data.shape
+        axes = _axes(dim, len(shape), "norm")
+        ctx.kept = _kept_shape(shape, axes)
+        out = _wrap(np.asarray(np.sqrt((a._data * a._data).sum(axis=axes, keepdims=keepdim))))
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        a, out = ctx.saved_tensors
+        n = out.reshape(ctx.kept)
+        safe = n + (n == 0)  # where the norm is 0, a is 0 too: any nonzero divisor gives gradient 0
+        return a * (g.reshape(ctx.kept) / safe), None, None
+
+
 class _Extreme(Function):
     """amax / amin (and max / min over everything): ties share the gradient evenly."""
 
@@ -152,14 +174,25 @@ class MinDim(_ExtremeDim):
     arg = np.argmin
 
 
-values_indices = namedtuple("return_types", ["values", "indices"])
+def _return_type(name: str):
+    """``max(dim=...)``'s result: a (values, indices) named tuple printed as PyTorch prints it."""
+    base = namedtuple(name, ["values", "indices"])
+
+    def __repr__(self):
+        return f"torch.return_types.{name}(\nvalues={self.values!r},\nindices={self.indices!r})"
+
+    return type(name, (base,), {"__slots__": (), "__repr__": __repr__, "__str__": __repr__})
+
+
+_RETURN_TYPES = {"max": _return_type("max"), "min": _return_type("min")}
+values_indices = _RETURN_TYPES["max"]
 
 
 def _extreme(a, dim, keepdim, all_cls, dim_cls):
     if dim is None:
         return all_cls.apply(a, None, False)
     values, indices = dim_cls.apply(a, dim, keepdim)
-    return values_indices(values, indices)
+    return _RETURN_TYPES["max" if dim_cls is MaxDim else "min"](values, indices)
 
 
 def max(a, dim=None, keepdim=False):  # noqa: A001

@@ -268,16 +268,29 @@ class IndexBackward(Function):
         return gg[ctx.index], None, None
 
 
+def fit_value(target: np.ndarray, index, value):
+    """The array to store by ``target[index] = value``: like PyTorch, leading size-1 dims of the
+    value are dropped when the value has more dims than the indexed slot (``y[1] = w`` with w of shape [1])."""
+    v = value._data if isinstance(value, Tensor) else value
+    if isinstance(v, np.ndarray) and v.ndim:
+        slot_ndim = target[index].ndim
+        lead = v.ndim - slot_ndim
+        if lead > 0 and all(s == 1 for s in v.shape[:lead]):
+            v = v.reshape(v.shape[lead:])
+    return v
+
+
 class IndexPut(Function):
-    """``base[index] = value`` recorded in the graph (used by ``__setitem__``)."""
+    """``base[index] = value`` with an advanced index, recorded in the graph (``__setitem__``)."""
 
     _node_name = "IndexPutBackward0"
 
     @staticmethod
     def forward(ctx, base, value, index):
         ctx.index = index
+        ctx.value_ndim = value._data.ndim if isinstance(value, Tensor) else 0
         out = base._data.copy()
-        out[index] = value._data if isinstance(value, Tensor) else value
+        out[index] = fit_value(out, index, value)
         return _wrap(out)
 
     @staticmethod
@@ -286,8 +299,19 @@ class IndexPut(Function):
         if ctx.needs_input_grad[0]:
             g_base = g.clone()
             g_base[ctx.index] = 0
-        g_value = g[ctx.index] if ctx.needs_input_grad[1] else None
+        g_value = None
+        if ctx.needs_input_grad[1]:
+            g_value = g[ctx.index]
+            missing = ctx.value_ndim - g_value._data.ndim
+            if missing > 0:  # the value's leading 1s were dropped in forward: put them back
+                g_value = g_value.reshape((1,) * missing + g_value._data.shape)
         return g_base, g_value, None
+
+
+class CopySlices(IndexPut):
+    """``base[index] = value`` with a basic index (integers / slices): PyTorch's CopySlices node."""
+
+    _node_name = "CopySlices"
 
 
 class Fill(Function):
@@ -296,11 +320,15 @@ class Fill(Function):
     @staticmethod
     def forward(ctx, a, value):
         v = value._data if isinstance(value, Tensor) else value
+        ctx.value_shape = value._data.shape if isinstance(value, Tensor) else ()
         return _wrap(np.full_like(a._data, v))
 
     @staticmethod
     def backward(ctx, g):
-        return None, None
+        # the old values are overwritten: their gradient is 0 (not None, as in PyTorch); a tensor value gets the sum
+        ga = g * 0 if ctx.needs_input_grad[0] else None
+        gv = g.sum().reshape(ctx.value_shape) if ctx.needs_input_grad[1] else None
+        return ga, gv
 
 
 class Copy(Function):

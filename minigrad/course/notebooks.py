@@ -151,23 +151,41 @@ def remove_hidden_blocks(src: str) -> str:
     return "\n".join(out)
 
 
-def solution_lines(nb) -> set[str]:
-    """Lines that appear only inside solution blocks (what must never reach students)."""
-    inside_lines, outside_lines = set(), set()
+def _split_secret(nb) -> tuple[list[str], str]:
+    """(lines inside solution blocks / hidden tests, all the other text of the notebook)."""
+    inside, outside = [], []
     for cell in nb.cells:
-        if cell.cell_type != "code" and not is_solution_start(cell):
-            for line in cell.source.splitlines():
-                outside_lines.add(line.strip())
+        if is_hidden_tests(cell):
+            inside += strip_hidden_markers(cell.source).splitlines()
             continue
-        inside = False
+        if cell.cell_type == "markdown" and _SOLUTION_DIRECTIVE.search(cell.source):
+            inside += cell.source.splitlines()[1:]
+            continue
         whole = is_solution_code(cell) and BEGIN_SOLUTION not in cell.source
+        flag = False
         for line in cell.source.splitlines():
             s = line.strip()
             if s in (BEGIN_SOLUTION, END_SOLUTION):
-                inside = s == BEGIN_SOLUTION
+                flag = s == BEGIN_SOLUTION
                 continue
-            (inside_lines if (inside or whole) else outside_lines).add(s)
-    return {s for s in inside_lines - outside_lines if len(s) >= 8 and not s.startswith("#")}
+            (inside if (flag or whole) else outside).append(line)
+    return inside, "\n".join(outside)
+
+
+def solution_lines(nb) -> set[str]:
+    """Lines of solutions and hidden tests that appear nowhere else in the notebook: none of them
+    may reach the student edition."""
+    inside, outside = _split_secret(nb)
+    return {s for s in (line.strip() for line in inside)
+            if len(s) >= 8 and not s.startswith("#") and s not in outside}
+
+
+def solution_tokens(nb) -> set[str]:
+    """Compound identifiers (``x_saved``, ``HIDDEN-TEST``; >= 6 characters) used only in solutions and
+    hidden tests: distinctive enough to search for in built HTML."""
+    inside, outside = _split_secret(nb)
+    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_-]{5,}", "\n".join(inside)))
+    return {w for w in words if w not in outside and ("_" in w.strip("_") or "-" in w) and not w.startswith("__")}
 
 
 def hidden_lines(nb) -> set[str]:
@@ -184,7 +202,13 @@ def make_student_notebook(nb):
     """The student edition of one instructor notebook (a new notebook; ``nb`` is not modified)."""
     nb = copy.deepcopy(nb)
     exercises = {i: ex.id for ex in parse_exercises(nb) for i in ex.solution_cells}
-    checks = {ex.check_cell: ex.id for ex in parse_exercises(nb) if ex.check_cell is not None}
+    parsed = parse_exercises(nb)
+    checks = {ex.check_cell: ex.id for ex in parsed if ex.check_cell is not None}
+    # exercises whose stub raises when its cell runs (markers at the top level of the cell): their
+    # check cell then raises NameError in the student edition, which is expected there
+    top_level = {ex.id for ex in parsed for i in ex.solution_cells
+                 if any(line.startswith(BEGIN_SOLUTION) for line in nb.cells[i].source.splitlines())
+                 or BEGIN_SOLUTION not in nb.cells[i].source}
     cells = []
     for i, cell in enumerate(nb.cells):
         if cell.cell_type == "markdown":
@@ -215,10 +239,30 @@ def make_student_notebook(nb):
                                          "grade_id": f"{ex_id or 'cell'}-{i}-solution", "schema_version": 3}
         elif i in checks:
             cell.metadata[META_KEY] = {"exercise": checks[i], "role": "check"}
+            if checks[i] in top_level and "raises-exception" not in tags(cell):
+                cell.metadata["tags"] = tags(cell) + ["raises-exception"]
         cell.outputs = []
         cell.execution_count = None
         cells.append(cell)
     nb.cells = cells
     nb.metadata[META_KEY] = {"edition": "student"}
     nbformat.validate(nb)
+    return nb
+
+
+def solution_source(src: str) -> str:
+    """A solution cell's code as the student would write it: the markers dropped, the code kept."""
+    return "\n".join(line for line in src.splitlines() if line.strip() not in (BEGIN_SOLUTION, END_SOLUTION))
+
+
+def fill_solutions(student_nb, instructor_nb):
+    """The student notebook with each stub replaced by the instructor's solution (a reference submission)."""
+    nb = copy.deepcopy(student_nb)
+    sols: dict[str, list] = {}
+    for ex in parse_exercises(instructor_nb):
+        sols[ex.id] = [solution_source(instructor_nb.cells[i].source) for i in ex.solution_cells]
+    for cell in nb.cells:
+        meta = cell.get("metadata", {}).get(META_KEY, {})
+        if cell.cell_type == "code" and meta.get("role") == "stub" and sols.get(meta.get("exercise")):
+            cell.source = sols[meta["exercise"]].pop(0)
     return nb

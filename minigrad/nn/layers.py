@@ -53,7 +53,8 @@ class Linear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return nn_ops.Linear.apply(input, self.weight, self.bias)
+        params = self._parameters  # same as self.weight / self.bias, minus two __getattr__ calls
+        return nn_ops.Linear.apply(input, params["weight"], params["bias"])
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"

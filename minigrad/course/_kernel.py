@@ -1,0 +1,129 @@
+"""The grader's sandboxed IPython kernel: ``python -m minigrad.course._kernel -f CONNECTION_FILE``.
+
+Before ipykernel starts it applies the limits given in the ``MGC_SANDBOX`` environment variable
+(JSON): an address-space limit (``resource.setrlimit(RLIMIT_AS)``), a maximum file size, no core
+dumps, and a Python audit hook that refuses, with PermissionError:
+
+* writing, creating, renaming or deleting files outside the working directory (``write_roots``);
+* reading or listing the instructor's sources, the submissions and the gradebook folder
+  (``deny_read``), except the kernel's own folder (``allow_read``);
+* starting processes (fork, exec, system, subprocess, posix_spawn), sending signals (os.kill),
+  network sockets, ctypes symbol lookups and dynamic loading of new libraries, installing another
+  audit hook, trace/profile hooks, and the gc introspection calls that list every object.
+
+An audit hook cannot be removed from Python code, but it is not a security boundary against
+native code: see book/instructor_guide.md ("What the sandbox does and does not do").
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+
+def _under(path: str, roots) -> bool:
+    return any(path == r or path.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
+
+
+def install(policy: dict) -> dict:
+    """Set the limits and add the (inactive) audit hook; ``state["active"] = True`` switches it on."""
+    import resource
+
+    mem = int(policy.get("memory_mb") or 0)
+    if mem > 0:
+        resource.setrlimit(resource.RLIMIT_AS, (mem * 2**20, mem * 2**20))
+    fsize = int(policy.get("max_file_mb") or 0)
+    if fsize > 0:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (fsize * 2**20, fsize * 2**20))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+    realpath, join, getcwd, fspath = os.path.realpath, os.path.join, os.getcwd, os.fspath
+    write_roots = [realpath(p) for p in policy.get("write_roots", [])]
+    deny_read = [realpath(p) for p in policy.get("deny_read", [])]
+    allow_read = [realpath(p) for p in policy.get("allow_read", [])] + write_roots
+    wflags = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
+    blocked = {
+        "os.fork": "starting processes", "os.forkpty": "starting processes", "os.system": "starting processes",
+        "os.exec": "starting processes", "os.posix_spawn": "starting processes", "os.spawn": "starting processes",
+        "subprocess.Popen": "starting processes", "pty.spawn": "starting processes",
+        "os.kill": "sending signals", "os.killpg": "sending signals", "signal.pthread_kill": "sending signals",
+        "socket.connect": "network access", "socket.bind": "network access", "socket.sendto": "network access",
+        "socket.sendmsg": "network access", "sys.addaudithook": "installing audit hooks",
+        "sys.settrace": "trace hooks", "sys.setprofile": "profile hooks", "gc.get_objects": "gc introspection",
+        "gc.get_referrers": "gc introspection", "gc.get_referents": "gc introspection",
+        "ctypes.dlsym": "ctypes", "ctypes.call_function": "ctypes",
+    }
+    path_write_events = {"os.remove", "os.rmdir", "os.mkdir", "os.symlink", "os.link", "os.truncate",
+                         "os.chmod", "os.chown", "os.utime", "shutil.rmtree", "os.chflags", "os.lchflags",
+                         "os.setxattr", "os.removexattr"}
+    state = {"active": False}
+
+    def resolve(p) -> str:
+        p = fspath(p)
+        if isinstance(p, bytes):
+            p = os.fsdecode(p)
+        return realpath(join(getcwd(), p))
+
+    def deny(what: str):
+        raise PermissionError(f"grader sandbox: {what} is not allowed while grading")
+
+    def check_write(p):
+        if isinstance(p, int):
+            return
+        rp = resolve(p)
+        if not _under(rp, write_roots):
+            deny(f"writing outside the working directory ({rp})")
+
+    def check_read(p):
+        if isinstance(p, int):
+            return
+        rp = resolve(p)
+        if _under(rp, deny_read) and not _under(rp, allow_read):
+            deny(f"reading {rp}")
+
+    def hook(event, args):
+        if not state["active"]:
+            return
+        if event == "open":
+            path, mode, flags = (tuple(args) + (None, None, None))[:3]
+            if path is None or isinstance(path, int):
+                return
+            writing = (isinstance(flags, int) and flags & wflags) or (
+                isinstance(mode, str) and any(c in mode for c in "wax+"))
+            if writing:
+                check_write(path)
+            check_read(path)
+        elif event in path_write_events:
+            if args:
+                check_write(args[0])
+        elif event in ("os.rename", "os.replace"):
+            check_write(args[0])
+            check_write(args[1])
+        elif event in ("os.listdir", "os.scandir", "os.chdir"):
+            if args and args[0] is not None:
+                check_read(args[0])
+                if event == "os.chdir":
+                    check_write(args[0])
+        elif event == "ctypes.dlopen":
+            if args and args[0] is not None:
+                deny("loading native libraries with ctypes")
+        elif event in blocked:
+            deny(blocked[event])
+
+    sys.addaudithook(hook)
+    return state
+
+
+def main() -> None:
+    policy = json.loads(os.environ.get("MGC_SANDBOX", "{}"))
+    state = install(policy)
+    from ipykernel.kernelapp import IPKernelApp
+
+    app = IPKernelApp.instance()
+    app.initialize()  # trusted start-up (binds the kernel's ports): before the hook is switched on
+    state["active"] = True
+    app.start()
+
+
+if __name__ == "__main__":
+    main()

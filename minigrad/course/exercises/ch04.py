@@ -1,0 +1,96 @@
+"""Checks for chapter 4 (Sigmoid as a custom Function): Tanh saving its output, a stable Softplus, SiLU."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+import minigrad
+from minigrad.course import CheckFailed, exercise
+from minigrad.course.diagnose import diagnose_function
+
+_WIDE = np.array([-1000.0, -700.0, -100.0, -90.0, -40.0, -1.0, 0.0, 1.0, 40.0, 90.0, 100.0, 700.0, 1000.0])
+
+
+def _np_sigmoid(x: np.ndarray) -> np.ndarray:
+    return np.exp(-np.logaddexp(0.0, -x))
+
+
+def _wide_range(fn, name: str, ref_value, ref_grad) -> None:
+    """fn.apply must stay finite and warning-free on [-1000, 1000], float32 and float64, forward and backward."""
+    name = getattr(fn, "__name__", name)
+    for dtype, tol in ((minigrad.float64, 1e-9), (minigrad.float32, 1e-4)):
+        x = minigrad.tensor(_WIDE, dtype=dtype, requires_grad=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            y = fn.apply(x)
+            y.sum().backward()
+        msgs = sorted({f"{w.category.__name__}: {w.message}" for w in caught})
+        if msgs:
+            raise CheckFailed(f"{name} is not stable: on inputs from -1000 to 1000 ({dtype}) NumPy warned "
+                              f"{'; '.join(msgs)}. Never exponentiate a large positive number: build the formula "
+                              "from exp(-|x|), which lies in (0, 1].")
+        got = y.detach().double().numpy()
+        grad = None if x.grad is None else x.grad.double().numpy()
+        if not np.isfinite(got).all():
+            bad = _WIDE[~np.isfinite(got)]
+            raise CheckFailed(f"forward of {name} gives inf or nan at x = {', '.join(f'{v:g}' for v in bad)} ({dtype}).")
+        if grad is None or not np.isfinite(grad).all():
+            bad = _WIDE if grad is None else _WIDE[~np.isfinite(grad)]
+            raise CheckFailed(f"backward of {name} gives inf or nan (or no gradient) at x = "
+                              f"{', '.join(f'{v:g}' for v in bad)} ({dtype}).")
+        xd = x.detach().double().numpy()
+        for what, a, b in (("values", got, ref_value(xd)), ("gradients", grad, ref_grad(xd))):
+            off = ~np.isclose(a, b, rtol=tol, atol=tol)
+            if off.any():
+                i = int(np.argmax(off))
+                raise CheckFailed(f"{name}'s {what} are inaccurate for extreme inputs ({dtype}): at x = {xd[i]:g} "
+                                  f"expected {b[i]:.6g}, got {a[i]:.6g}.")
+
+
+@exercise("ch04-ex1", points=1, title="Tanh, saving its output")
+def _check_tanh(TanhFunction):
+    result = diagnose_function(TanhFunction, lambda x: x.tanh(), inputs=[(4, 5)], low=-3.0, high=3.0)
+    if not result.passed:
+        return result
+    x = minigrad.tensor([-2.0, -0.5, 0.3, 1.5], dtype=minigrad.float64, requires_grad=True)
+    y = TanhFunction.apply(x)
+    saved = y.grad_fn.saved_tensors
+    if len(saved) != 1 or saved[0] is None:
+        raise CheckFailed(f"forward should save exactly one tensor (the output); it saved {len(saved)}.")
+    if not np.allclose(saved[0].detach().numpy(), np.tanh(x.detach().numpy())):
+        if np.allclose(saved[0].detach().numpy(), x.detach().numpy()):
+            raise CheckFailed("forward saved its input. Save the output instead: tanh'(x) = 1 - tanh(x)^2 needs "
+                              "only tanh(x), which forward has already computed.")
+        raise CheckFailed("the saved tensor is not tanh(x): save the output of forward.")
+    return result.message + "\nIt saves the output and computes 1 - tanh(x)^2 from it."
+
+
+@exercise("ch04-ex2", points=2, title="A stable Softplus")
+def _check_softplus(SoftplusFunction):
+    def reference(x):
+        return x.clamp(min=0) + (1 + (-x.abs()).exp()).log()
+
+    result = diagnose_function(SoftplusFunction, reference, inputs=[(4, 5)], low=-4.0, high=4.0)
+    if not result.passed:
+        return result
+    _wide_range(SoftplusFunction, "SoftplusFunction",
+                lambda x: np.logaddexp(0.0, x), _np_sigmoid)
+    return result.message + "\nStable on [-1000, 1000] in float32 and float64: no warning, no inf or nan, accurate."
+
+
+@exercise("ch04-ex3", points=3, title="SiLU, stable in both directions")
+def _check_silu(SiLUFunction):
+    def reference(x):
+        return x * x.sigmoid()
+
+    result = diagnose_function(SiLUFunction, reference, inputs=[(4, 5)], low=-5.0, high=5.0)
+    if not result.passed:
+        return result
+
+    def silu_grad(x):
+        s = _np_sigmoid(x)
+        return s * (1 + x * (1 - s))
+
+    _wide_range(SiLUFunction, "SiLUFunction", lambda x: x * _np_sigmoid(x), silu_grad)
+    return result.message + "\nStable on [-1000, 1000] in float32 and float64: no warning, no inf or nan, accurate."

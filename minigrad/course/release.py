@@ -1,0 +1,167 @@
+"""``minigrad-course release``: the student edition of the book.
+
+Writes ``OUT/notebooks/*.ipynb`` (every solution replaced by a stub, hidden tests and the gated
+solution cells removed, outputs cleared) and, unless ``site=False``, a student website:
+``OUT/book/`` (a copy of the book configuration with a ``_toc.yml`` pointing at the student
+notebooks; the instructor guide is left out) built with jupyter-book into ``OUT/site/``.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+
+from .notebooks import make_student_notebook, parse_exercises
+
+INSTRUCTOR_ONLY = {"instructor_guide"}
+
+
+def find_source_root(start: str | os.PathLike | None = None) -> Path:
+    """The book's root folder (holds ``_toc.yml``/``_config.yml`` and ``book/``)."""
+    cands = []
+    if start is not None:
+        return Path(start).resolve()
+    here = Path.cwd().resolve()
+    cands += [here, *here.parents]
+    cands.append(Path(__file__).resolve().parents[2])  # the checkout minigrad is installed from
+    for c in cands:
+        if (c / "book").is_dir() and ((c / "_toc.yml").exists() or any((c / "book").glob("*.ipynb"))):
+            return c
+    raise FileNotFoundError("could not find the book (a folder with _toc.yml and book/); pass --source")
+
+
+def _toc_files(toc) -> list[str]:
+    out = []
+    if isinstance(toc, dict):
+        for k, v in toc.items():
+            if k in ("file", "root") and isinstance(v, str):
+                out.append(v)
+            else:
+                out += _toc_files(v)
+    elif isinstance(toc, list):
+        for v in toc:
+            out += _toc_files(v)
+    return out
+
+
+def _load_toc(root: Path):
+    p = root / "_toc.yml"
+    if not p.exists():
+        return None
+    import yaml
+
+    return yaml.safe_load(p.read_text())
+
+
+def book_notebooks(root: Path) -> list[Path]:
+    """The chapter notebooks: book/*.ipynb, those listed in _toc.yml first and in its order."""
+    toc = _load_toc(root)
+    if toc is None:
+        return sorted((root / "book").glob("*.ipynb"))
+    out = []
+    for f in _toc_files(toc):
+        p = root / (f if f.endswith(".ipynb") else f + ".ipynb")
+        if p.exists() and p not in out:
+            out.append(p)
+    # chapters not (yet) in the table of contents are released and graded too, after the listed ones
+    out += [p for p in sorted((root / "book").glob("*.ipynb")) if p not in out]
+    return out
+
+
+def _filter_toc(toc, keep):
+    if isinstance(toc, dict):
+        if "file" in toc and not keep(toc["file"]):
+            return None
+        new = {}
+        for k, v in toc.items():
+            fv = _filter_toc(v, keep) if isinstance(v, (list, dict)) else v
+            if fv is not None:
+                new[k] = fv
+        return new
+    if isinstance(toc, list):
+        items = [x for x in (_filter_toc(v, keep) for v in toc) if x is not None]
+        return items
+    return toc
+
+
+def release(out: str | os.PathLike, source: str | os.PathLike | None = None, *, site: bool = True,
+            log=print) -> dict:
+    root = find_source_root(source)
+    out = Path(out).resolve()
+    nb_out = out / "notebooks"
+    nb_out.mkdir(parents=True, exist_ok=True)
+    released = {}
+    for path in book_notebooks(root):
+        nb = nbformat.read(path, as_version=4)
+        student = make_student_notebook(nb)
+        nbformat.write(student, nb_out / path.name)
+        released[path.name] = [ex.id for ex in parse_exercises(nb)]
+        log(f"released {path.name}: {len(released[path.name])} exercise(s)")
+    result = {"notebooks": released, "notebooks_dir": str(nb_out), "site": None}
+    if site:
+        result["site"] = str(build_site(root, out, log=log))
+    return result
+
+
+def build_site(root: Path, out: Path, *, log=print) -> Path:
+    """Copy the book configuration next to the student notebooks and build it with jupyter-book."""
+    src = out / "book"
+    if src.exists():
+        shutil.rmtree(src)
+    src.mkdir(parents=True)
+    for name in ("_config.yml", "requirements.txt"):
+        if (root / name).exists():
+            shutil.copy2(root / name, src / name)
+    for d in ("_assets", "_ext"):
+        if (root / d).is_dir():
+            shutil.copytree(root / d, src / d)
+    book_src = root / "book"
+    (src / "book").mkdir()
+    for p in book_src.iterdir():
+        if p.name.startswith(".") or p.suffix == ".ipynb" or p.stem in INSTRUCTOR_ONLY:
+            continue
+        if p.is_dir():
+            shutil.copytree(p, src / "book" / p.name, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "*.ipynb"))
+        else:
+            shutil.copy2(p, src / "book" / p.name)
+    for p in (out / "notebooks").glob("*.ipynb"):
+        shutil.copy2(p, src / "book" / p.name)
+    toc = _load_toc(root)
+    if toc is not None:
+        import yaml
+
+        def keep(f):
+            stem = Path(f).stem
+            return stem not in INSTRUCTOR_ONLY and any((src / (f + ext)).exists() or (src / f).exists()
+                                                         for ext in ("", ".ipynb", ".md"))
+        toc = _filter_toc(toc, keep)
+        (src / "_toc.yml").write_text("# Student edition: generated by minigrad-course release\n"
+                                      + yaml.safe_dump(toc, sort_keys=False))
+    cfg = src / "_config.yml"
+    if cfg.exists():
+        text = cfg.read_text()
+        lines = text.splitlines()
+        for i, line in enumerate(lines):
+            if line.startswith("title:"):
+                lines[i] = line.rstrip() + " (student edition)"
+                break
+        cfg.write_text("\n".join(lines) + "\n")
+    jb = shutil.which("jupyter-book", path=str(Path(sys.executable).parent)) or shutil.which("jupyter-book")
+    if jb is None:
+        raise RuntimeError("jupyter-book is not installed: install it, or release with --no-site")
+    log("building the student website with jupyter-book (executes every notebook) ...")
+    proc = subprocess.run([jb, "build", str(src), "--all", "--keep-going"], capture_output=True, text=True)
+    html = src / "_build" / "html"
+    if proc.returncode != 0 or not html.is_dir():
+        tail = (proc.stdout + proc.stderr)[-3000:]
+        raise RuntimeError(f"jupyter-book build of the student edition failed (rc={proc.returncode}):\n{tail}")
+    site = out / "site"
+    if site.exists():
+        shutil.rmtree(site)
+    shutil.copytree(html, site)
+    log(f"student website: {site / 'index.html'}")
+    return site

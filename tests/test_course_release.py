@@ -1,0 +1,146 @@
+"""minigrad-course release: the student edition has no solutions, runs, and the solutions fit its stubs."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+nbclient = pytest.importorskip("nbclient")
+
+from minigrad.course.notebooks import (STUB_LINES, fill_solutions, make_student_notebook,  # noqa: E402
+                                       parse_exercises, solution_lines, solution_tokens)
+from minigrad.course.release import book_notebooks, find_source_root, release  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURE = ROOT / "tests" / "fixtures" / "course"
+FIXTURE_NB = FIXTURE / "book" / "99_fixture.ipynb"
+
+
+@pytest.fixture(autouse=True)
+def _fixture_exercises(monkeypatch):
+    # the fixture chapter's checks live in tests/fixtures/course/exercises/ch99.py
+    monkeypatch.setenv("MINIGRAD_COURSE_EXTRA_EXERCISES", str(FIXTURE / "exercises"))
+
+
+def _run(nb, cwd):
+    client = nbclient.NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True,
+                                     resources={"metadata": {"path": str(cwd)}})
+    client.execute()
+    return nb
+
+
+def _errors(nb):
+    return [(i, o["ename"]) for i, c in enumerate(nb.cells) if c.cell_type == "code"
+            for o in c.get("outputs", []) if o.get("output_type") == "error"]
+
+
+def _text(cell):
+    return "".join(o.get("text", "") for o in cell.get("outputs", []) if o.get("output_type") == "stream")
+
+
+def _assert_no_secrets(text, instructor_nbs, where, tokens=False):
+    for nb in instructor_nbs:
+        secrets = solution_lines(nb)
+        assert secrets, "the check would be vacuous"
+        for line in secrets:
+            assert line not in text, f"solution/hidden-test line {line!r} survives in {where}"
+        if tokens:
+            for word in solution_tokens(nb):
+                assert word not in text, f"solution/hidden-test word {word!r} survives in {where}"
+
+
+def test_stub_replaces_only_the_marked_part():
+    nb = nbformat.read(FIXTURE_NB, as_version=4)
+    student = make_student_notebook(nb)
+    stubs = [c for c in student.cells if c.get("metadata", {}).get("minigrad_course", {}).get("role") == "stub"]
+    assert len(stubs) == 3
+    cube = stubs[0].source
+    assert "class Cube(Function):" in cube and "def backward(ctx, grad_output):" in cube
+    assert cube.count("        # YOUR CODE HERE\n        raise NotImplementedError()") == 2
+    assert all("raises-exception" in c.metadata["tags"] and "solution" not in c.metadata["tags"] for c in stubs)
+    assert stubs[2].source == "\n".join(STUB_LINES)
+    text = json.dumps(student)
+    assert "solution-start" not in text and "solution-end" not in text and "BEGIN HIDDEN" not in text
+    assert not any(c.get("outputs") for c in student.cells if c.cell_type == "code")
+    assert [e.id for e in parse_exercises(nb)] == ["ch99-ex1", "ch99-ex2", "ch99-ex3"]
+    assert nb == nbformat.read(FIXTURE_NB, as_version=4)  # the instructor notebook is not modified
+
+
+def test_release_fixture_notebooks_and_site(tmp_path):
+    """Release with the website build: no solution or hidden-test text anywhere in the output."""
+    out = tmp_path / "release"
+    res = release(out, FIXTURE, site=True, log=lambda *a: None)
+    assert res["notebooks"] == {"99_fixture.ipynb": ["ch99-ex1", "ch99-ex2", "ch99-ex3"]}
+    instructor = [nbformat.read(FIXTURE_NB, as_version=4)]
+    files = [p for p in out.rglob("*") if p.is_file()]
+    html = [p for p in files if p.suffix == ".html"]
+    assert (out / "site" / "book" / "99_fixture.html") in html
+    assert not any("instructor_guide" in p.name for p in files)
+    for p in files:
+        if p.suffix in (".ipynb", ".html", ".md", ".txt", ".js", ".json", ".yml", ".py"):
+            text = p.read_text(errors="replace")
+            _assert_no_secrets(text, instructor, p, tokens=True)
+            assert "INSTRUCTOR-ONLY-PAGE-MARKER" not in text
+    page = (out / "site" / "book" / "99_fixture.html").read_text()
+    assert {"x_saved_cube", "leaky_slope_secret", "HIDDEN-CUBE-GRAD"} <= solution_tokens(instructor[0])
+    assert "Cube as a Function" in page            # the exercise box is there
+    assert "Solution to" not in page                # ... and no solution, not even collapsed
+    assert "NotImplementedError" in page            # the stub ran (raises-exception) in the build
+
+
+def test_student_notebook_runs_with_only_stub_errors_and_solutions_pass(tmp_path):
+    instructor = nbformat.read(FIXTURE_NB, as_version=4)
+    student = make_student_notebook(instructor)
+    ran = _run(nbformat.from_dict(json.loads(json.dumps(student))), tmp_path)
+    errs = _errors(ran)
+    assert errs, "the stubs should raise"
+    for i, ename in errs:
+        cell = ran.cells[i]
+        assert "raises-exception" in cell.metadata.get("tags", []), (i, ename, cell.source)
+        role = cell.metadata.get("minigrad_course", {}).get("role")
+        assert (role, ename) in (("stub", "NotImplementedError"), ("check", "NameError")), (i, ename)
+    checks = [c for c in ran.cells if "check" in c.metadata.get("tags", [])]
+    assert checks and all(_text(c).startswith("✗") for c in checks if _text(c))
+    # filling the stubs with the instructor's solutions makes every check pass
+    filled = _run(fill_solutions(student, instructor), tmp_path)
+    assert _errors(filled) == []
+    outs = [_text(c) for c in filled.cells if "check" in c.metadata.get("tags", [])]
+    assert len(outs) == 3 and all(o.startswith("✓") for o in outs), outs
+
+
+def test_cli_help_documents_both_commands():
+    out = subprocess.run([sys.executable, "-m", "minigrad.course.cli", "--help"], capture_output=True, text=True,
+                         check=True).stdout
+    assert "release --out DIR" in out and "grade SUBMISSIONS --out DIR" in out
+    for cmd, words in (("release", ["--out", "--no-site"]), ("grade", ["--timeout", "--memory", "--jobs"])):
+        h = subprocess.run([sys.executable, "-m", "minigrad.course.cli", cmd, "--help"], capture_output=True,
+                           text=True, check=True).stdout
+        assert all(w in h for w in words)
+
+
+def _real_book_notebooks():
+    try:
+        root = find_source_root(ROOT)
+    except FileNotFoundError:
+        return []
+    return [p for p in book_notebooks(root) if parse_exercises(nbformat.read(p, as_version=4))]
+
+
+def test_release_real_book(tmp_path):
+    """The real book's chapters: released without solutions; the student notebooks run with only stub errors."""
+    os.environ.pop("MINIGRAD_COURSE_EXTRA_EXERCISES", None)
+    chapters = _real_book_notebooks()
+    if not chapters:
+        pytest.skip("no chapter notebook with exercises in book/ yet")
+    res = release(tmp_path / "rel", ROOT, site=False, log=lambda *a: None)
+    for path in chapters:
+        instructor = nbformat.read(path, as_version=4)
+        student_path = tmp_path / "rel" / "notebooks" / path.name
+        _assert_no_secrets(student_path.read_text(), [instructor], student_path)
+        assert res["notebooks"][path.name] == [e.id for e in parse_exercises(instructor)]
+        ran = _run(nbformat.read(student_path, as_version=4), path.parent)
+        for i, ename in _errors(ran):
+            assert "raises-exception" in ran.cells[i].metadata.get("tags", []), (path.name, i, ename)
