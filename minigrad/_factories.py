@@ -56,7 +56,7 @@ def _infer(data, np_dtype=None) -> np.ndarray:
         arr = np.array(_untensor(data))
     except ValueError:
         raise ValueError(
-            f"expected sequences of equal length at every level, got ragged data {data!r:.60}\n"
+            f"{_ragged_message(data)}\n"
             "tensor(): nested lists must form a rectangular array, e.g. [[1, 2], [3, 4]]."
         ) from None
     if np_dtype is not None and arr.dtype != object and arr.dtype.kind not in "USO":
@@ -71,6 +71,30 @@ def _infer(data, np_dtype=None) -> np.ndarray:
         raise TypeError(f"tensor(): could not build a tensor from {type(data).__name__} data {data!r:.60}; "
                         "expected numbers or nested lists of numbers of equal lengths")
     return arr
+
+
+def _ragged_message(data) -> str:
+    """PyTorch's first line for ragged nested lists: the first sequence whose length differs."""
+    shape = []
+    probe = data
+    while isinstance(probe, (list, tuple)):
+        shape.append(len(probe))
+        if not probe:
+            break
+        probe = probe[0]
+
+    def walk(seq, dim):
+        if dim >= len(shape) or not isinstance(seq, (list, tuple)):
+            return None
+        if len(seq) != shape[dim]:
+            return f"expected sequence of length {shape[dim]} at dim {dim} (got {len(seq)})"
+        for item in seq:
+            found = walk(item, dim + 1)
+            if found:
+                return found
+        return None
+
+    return walk(data, 0) or "expected sequences of equal length at every level"
 
 
 def _untensor(data):

@@ -144,3 +144,19 @@ def test_release_real_book(tmp_path):
         ran = _run(nbformat.read(student_path, as_version=4), path.parent)
         for i, ename in _errors(ran):
             assert "raises-exception" in ran.cells[i].metadata.get("tags", []), (path.name, i, ename)
+
+
+def test_to_nbgrader_marks_answers_and_tests():
+    from minigrad.course.notebooks import to_nbgrader
+
+    nb = nbformat.read(FIXTURE_NB, as_version=4)
+    src = to_nbgrader(nb, points={"ch99-ex1": 2, "ch99-ex2": 3, "ch99-ex3": 1})
+    meta = [c.metadata.get("nbgrader") for c in src.cells]
+    answers = [m for m in meta if m and m["solution"]]
+    tests = [(c, c.metadata["nbgrader"]) for c in src.cells if c.metadata.get("nbgrader", {}).get("grade")]
+    assert len(answers) == 3 and [m["points"] for _, m in tests] == [2.0, 3.0, 1.0]
+    cube_test = tests[0][0].source
+    assert cube_test.startswith('check("ch99-ex1", Cube)') and "last_result" in cube_test
+    assert "### BEGIN HIDDEN TESTS" in cube_test and "HIDDEN-CUBE-GRAD" in cube_test
+    assert not any("solution-start" in c.source or "hidden-tests" in c.metadata.get("tags", []) for c in src.cells)
+    assert len({m["grade_id"] for m in meta if m}) == 6  # nbgrader needs unique ids

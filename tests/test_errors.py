@@ -380,12 +380,74 @@ def test_matmul_shape_mismatch_names_both_shapes_and_the_op():
 def test_matmul_vector_mismatch():
     with pytest.raises(RuntimeError) as ei:
         minigrad.randn(2, 3) @ minigrad.randn(4)
-    check_error(ei, "cannot be multiplied", "[2, 3]", "[4]", "matmul")
+    check_error(ei, "size mismatch, got input (2), mat (2x3), vec (4)", "[2, 3]", "[4]", "matmul")
+
+
+def test_dot_mismatch():
+    with pytest.raises(RuntimeError) as ei:
+        minigrad.randn(3) @ minigrad.randn(4)
+    check_error(ei, "inconsistent tensor size, expected tensor [3] and src [4] to have the same number of elements",
+                "[3]", "[4]", "matmul")
+
+
+def test_batched_matmul_mismatch():
+    with pytest.raises(RuntimeError) as ei:
+        minigrad.randn(2, 2, 3) @ minigrad.randn(3, 3, 2)
+    check_error(ei, "The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0",
+                "[2, 2, 3]", "[3, 3, 2]", "batch")
 
 
 def test_mm_needs_matrices():
-    with pytest.raises(RuntimeError, match=r"mm.*\[3\]"):
+    with pytest.raises(RuntimeError) as ei:
         minigrad.mm(minigrad.randn(3), minigrad.randn(3, 2))
+    check_error(ei, "self must be a matrix", "mm", "[3]", "[3, 2]")
+
+
+def test_cat_size_mismatch():
+    with pytest.raises(RuntimeError) as ei:
+        minigrad.cat([minigrad.randn(2, 3), minigrad.randn(2, 4)])
+    check_error(ei, "Sizes of tensors must match except in dimension 0. Expected size 3 but got size 4 for tensor "
+                    "number 1 in the list.", "[2, 3], [2, 4]", "dim=0")
+
+
+def test_stack_size_mismatch():
+    with pytest.raises(RuntimeError) as ei:
+        minigrad.stack([minigrad.randn(2, 3), minigrad.randn(2, 4)])
+    check_error(ei, "stack expects each tensor to be equal size, but got [2, 3] at entry 0 and [2, 4] at entry 1",
+                "cat")
+
+
+def test_expand_mismatch():
+    with pytest.raises(RuntimeError) as ei:
+        minigrad.randn(2, 3).expand(4, 3)
+    check_error(ei, "The expanded size of the tensor (4) must match the existing size (2) at non-singleton dimension 0."
+                    "  Target sizes: [4, 3].  Tensor sizes: [2, 3]", "size 1")
+
+
+def test_index_out_of_bounds():
+    with pytest.raises(IndexError) as ei:
+        minigrad.randn(2, 3)[:, 5]
+    check_error(ei, "index 5 is out of bounds for dimension 1 with size 3", "[2, 3]")
+
+
+def test_permute_wrong_number_of_dims():
+    with pytest.raises(RuntimeError) as ei:
+        minigrad.randn(2, 3).permute(1, 0, 2)
+    check_error(ei, "number of dimensions in the tensor input does not match the length of the desired ordering of "
+                    "dimensions i.e. input.dim() = 2 is not equal to len(dims) = 3", "[2, 3]")
+
+
+def test_mean_of_integers():
+    with pytest.raises(RuntimeError) as ei:
+        minigrad.tensor([1, 2]).mean()
+    check_error(ei, "mean(): could not infer output dtype. Input dtype must be either a floating point or complex "
+                    "dtype. Got: Long", "float()")
+
+
+def test_ragged_nested_list():
+    with pytest.raises(ValueError) as ei:
+        minigrad.tensor([[1, 2], [3, 4], [5]])
+    check_error(ei, "expected sequence of length 2 at dim 1 (got 1)", "rectangular")
 
 
 @pytest.mark.parametrize("op, name", [

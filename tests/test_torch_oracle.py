@@ -357,3 +357,66 @@ def test_seed_program_matches_torch(program):
     got = run_program(as_minigrad(program))
     # "except random values": mask numbers printed from random data (none of the seeds prints such data today)
     assert got == expected
+
+
+# --- error messages: same exception type and the same first line as PyTorch -------------------------------------
+_LEAD_WRAP_DIM = pytest.mark.xfail(reason="lead: _tensor._wrap_dim appends ' in <op>' to PyTorch's first line "
+                                          "(move it to a second line)", strict=True)
+_LEAD_ITEM = pytest.mark.xfail(reason="lead: Tensor.item() puts its explanation on PyTorch's first line "
+                                      "(move it to a second line)", strict=True)
+ERROR_EXPRS = [
+    "torch.randn(2, 3) @ torch.randn(4, 5)",
+    "torch.randn(2, 3) @ torch.randn(4)",
+    "torch.randn(3) @ torch.randn(4)",
+    "torch.randn(4) @ torch.randn(3, 2)",
+    "torch.randn(2, 2, 3) @ torch.randn(3, 3, 2)",
+    "torch.randn(2, 3) + torch.randn(4)",
+    "torch.randn(2, 3) * torch.randn(3, 2)",
+    "torch.randn(5, 2, 3) - torch.randn(4, 1, 3)",
+    "torch.randn(2, 3).view(4, 2)",
+    "torch.randn(2, 3).reshape(-1, 4)",
+    "torch.cat([torch.randn(2, 3), torch.randn(2, 4)])",
+    "torch.cat([torch.randn(2, 3), torch.randn(3, 3)], dim=1)",
+    "torch.stack([torch.randn(2, 3), torch.randn(2, 4)])",
+    "torch.randn(2, 3)[2]",
+    "torch.randn(2, 3)[:, 5]",
+    "torch.randn(2, 3).permute(1, 0, 2)",
+    "torch.randn(2, 3).expand(4, 3)",
+    "torch.tensor([1, 2]).mean()",
+    "torch.tensor([True]).mean()",
+    "torch.tensor([1., 2.], requires_grad=True).numpy()",
+    "torch.ones(2).backward()",
+    "torch.tensor([1.], requires_grad=True).add_(1)",
+    "torch.randn(3, requires_grad=True).sum().backward(torch.ones(2))",
+    "(torch.randn(3, requires_grad=True) * 2).backward()",
+    "torch.tensor([1, 2], requires_grad=True)",
+    "torch.tensor([[1, 2], [3]])",
+    "torch.tensor([[1, 2], [3, 4], [5]])",
+    "torch.zeros(2, 3).mm(torch.zeros(3))",
+    "torch.zeros(3).mm(torch.zeros(3, 2))",
+    "torch.ones(2).register_hook(lambda g: g)",
+    "torch.ones(2).retain_grad()",
+    "torch.randn(2) ** torch.randn(3)",
+    pytest.param("torch.randn(2, 3).sum(2)", marks=_LEAD_WRAP_DIM),
+    pytest.param("torch.randn(2, 3).softmax(2)", marks=_LEAD_WRAP_DIM),
+    pytest.param("torch.randn(2, 3).transpose(0, 2)", marks=_LEAD_WRAP_DIM),
+    pytest.param("torch.randn(2, 3).unsqueeze(3)", marks=_LEAD_WRAP_DIM),
+    pytest.param("torch.randn(2, 3).item()", marks=_LEAD_ITEM),
+]
+
+
+@pytest.mark.parametrize("expr", ERROR_EXPRS)
+def test_error_first_line_matches_torch(expr):
+    torch = _torch()
+
+    def first_line(module):
+        try:
+            eval(expr, {"torch": module})
+        except Exception as e:  # noqa: BLE001 - we compare whatever is raised
+            return type(e).__name__, str(e).split("\n", 1)[0]
+        return None, "no error"
+
+    expected = first_line(torch)
+    got = first_line(minigrad)
+    assert got[0] is not None, f"minigrad raised nothing; torch raised {expected}"
+    assert got == expected

@@ -18,7 +18,7 @@ def _broadcast_error(op: str, a: np.ndarray, b: np.ndarray) -> RuntimeError:
     sa, sb = a.shape, b.shape
     n = max(len(sa), len(sb))
     pa, pb = (1,) * (n - len(sa)) + sa, (1,) * (n - len(sb)) + sb
-    dim = next(i for i in range(n) if pa[i] != pb[i] and pa[i] != 1 and pb[i] != 1)
+    dim = max(i for i in range(n) if pa[i] != pb[i] and pa[i] != 1 and pb[i] != 1)  # right-most, as PyTorch
     return RuntimeError(
         f"The size of tensor a ({pa[dim]}) must match the size of tensor b ({pb[dim]}) at non-singleton "
         f"dimension {dim}\nIn {op}: shapes {list(sa)} and {list(sb)} cannot be broadcast together (aligned "

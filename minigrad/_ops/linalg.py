@@ -19,12 +19,23 @@ def _mm_error(op: str, a: np.ndarray, b: np.ndarray) -> RuntimeError:
     ra = sa[-2] if a.ndim >= 2 else 1
     cb = sb[-1] if b.ndim >= 2 else 1
     if ka != kb:
-        first = f"mat1 and mat2 shapes cannot be multiplied ({ra}x{ka} and {kb}x{cb})"
+        if a.ndim == 1 and b.ndim == 1:
+            first = (f"inconsistent tensor size, expected tensor [{ka}] and src [{kb}] to have the same number of "
+                     f"elements, but got {ka} and {kb} elements respectively")
+        elif a.ndim == 2 and b.ndim == 1:
+            first = f"size mismatch, got input ({ra}), mat ({ra}x{ka}), vec ({kb})"
+        else:
+            first = f"mat1 and mat2 shapes cannot be multiplied ({ra}x{ka} and {kb}x{cb})"
         why = (f"the last dimension of the first operand ({ka}) must equal the "
                f"{'first' if b.ndim == 1 else 'second-to-last'} dimension of the second ({kb})")
     else:
-        first = f"The size of the batch dimensions do not match: {list(sa[:-2])} and {list(sb[:-2])}"
-        why = "the batch dimensions (all but the last two) must broadcast"
+        ba, bb = sa[:-2], sb[:-2]
+        n = max(len(ba), len(bb))
+        pa, pb = (1,) * (n - len(ba)) + ba, (1,) * (n - len(bb)) + bb
+        dim = max(i for i in range(n) if pa[i] != pb[i] and pa[i] != 1 and pb[i] != 1)
+        first = (f"The size of tensor a ({pa[dim]}) must match the size of tensor b ({pb[dim]}) at non-singleton "
+                 f"dimension {dim}")
+        why = f"the batch dimensions {list(ba)} and {list(bb)} (all but the last two) must broadcast"
     return RuntimeError(f"{first}\nIn {op}: shapes {list(sa)} and {list(sb)}: {why}. Did you mean to transpose "
                         "one of them (x.T or x.transpose(-2, -1))?")
 
@@ -101,5 +112,7 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
 
 def mm(a: Tensor, b: Tensor) -> Tensor:
     if a._data.ndim != 2 or b._data.ndim != 2:
-        raise RuntimeError(f"mm: both arguments must be 2-D matrices, got shapes {list(a.shape)} and {list(b.shape)}")
+        raise RuntimeError(f"{'self' if a._data.ndim != 2 else 'mat2'} must be a matrix\nmm: both arguments must "
+                           f"be 2-D matrices, got shapes {list(a.shape)} and {list(b.shape)}; use matmul (@) for "
+                           "vectors or batches.")
     return matmul(a, b)

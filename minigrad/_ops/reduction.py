@@ -11,6 +11,10 @@ from ..autograd.function import Function
 _wrap = Tensor._wrap
 
 
+_TORCH_TYPE = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+               "float32": "Float", "float64": "Double", "float16": "Half"}
+
+
 def _axes(dim, ndim: int, where: str):
     """Normalise ``dim`` to a sorted tuple of non-negative axes (None = all)."""
     if dim is None:
@@ -49,7 +53,7 @@ class Mean(Function):
         if a._data.dtype.kind != "f":
             raise RuntimeError(
                 f"mean(): could not infer output dtype. Input dtype must be either a floating point or complex "
-                f"dtype. Got: {a.dtype.name.capitalize()}\nConvert first, e.g. x.float().mean()."
+                f"dtype. Got: {_TORCH_TYPE.get(a.dtype.name, a.dtype.name)}\nConvert first, e.g. x.float().mean()."
             )
         shape = a._data.shape
         axes = _axes(dim, len(shape), "mean")

@@ -58,12 +58,14 @@ class Permute(Function):
     @staticmethod
     def forward(ctx, a, dims):
         n = a._data.ndim
-        dims = tuple(_wrap_dim(d, n, "permute") for d in dims)
+        if len(dims) == n:
+            dims = tuple(_wrap_dim(d, n, "permute") for d in dims)
         if sorted(dims) != list(range(n)):
             raise RuntimeError(
                 f"permute(sparse_coo): number of dimensions in the tensor input does not match the length of "
                 f"the desired ordering of dimensions i.e. input.dim() = {n} is not equal to len(dims) = "
-                f"{len(dims)}" if len(dims) != n else f"permute(): repeated dim in {list(dims)}"
+                f"{len(dims)}\npermute needs one entry per dimension of the tensor (shape {list(a._data.shape)})."
+                if len(dims) != n else f"permute(): duplicate dims are not allowed.\nGot {list(dims)}."
             )
         ctx.inverse = tuple(np.argsort(dims))
         return a._view_of(np.transpose(a._data, dims))
@@ -83,9 +85,14 @@ class Expand(Function):
         try:
             return a._view_of(np.broadcast_to(a._data, shape))
         except ValueError:
+            src = (1,) * lead + a._data.shape
+            bad = [i for i in range(len(shape)) if i < len(src) and src[i] != 1 and src[i] != shape[i]]
+            d = bad[0] if bad else 0
             raise RuntimeError(
-                f"The expanded size of the tensor must match the existing size at non-singleton dimensions: "
-                f"cannot expand shape {list(a._data.shape)} to {list(shape)}"
+                f"The expanded size of the tensor ({shape[d] if bad else '?'}) must match the existing size "
+                f"({src[d] if bad else '?'}) at non-singleton dimension {d}.  Target sizes: {list(shape)}.  "
+                f"Tensor sizes: {list(a._data.shape)}\nexpand can only repeat dimensions of size 1 (or add new "
+                "leading ones); use repeat/cat to copy data along a larger dimension."
             ) from None
 
     @staticmethod
@@ -141,9 +148,21 @@ class Cat(Function):
             out = np.concatenate([t._data for t in tensors], axis=d)
         except ValueError:
             shapes = ", ".join(str(list(t._data.shape)) for t in tensors)
+            first = tensors[0]._data.shape
+            detail = ""
+            for k, t in enumerate(tensors[1:], 1):
+                s = t._data.shape
+                if len(s) != len(first):
+                    detail = (f"Tensors must have same number of dimensions: got {len(first)} and {len(s)}")
+                    break
+                off = [i for i in range(len(s)) if i != d and s[i] != first[i]]
+                if off:
+                    detail = (f"Sizes of tensors must match except in dimension {d}. Expected size {first[off[0]]} "
+                              f"but got size {s[off[0]]} for tensor number {k} in the list.")
+                    break
             raise RuntimeError(
-                f"Sizes of tensors must match except in dimension {d}. cat got shapes {shapes}: all dimensions "
-                f"other than dim={d} must be equal."
+                f"{detail or f'Sizes of tensors must match except in dimension {d}.'}\ncat got shapes {shapes}: "
+                f"all dimensions other than dim={d} must be equal."
             ) from None
         ctx.d, ctx.sizes = d, [t._data.shape[d] for t in tensors]
         return _wrap(out)
@@ -169,7 +188,12 @@ class Stack(Function):
             out = np.stack([t._data for t in tensors], axis=d)
         except ValueError:
             shapes = ", ".join(str(list(t._data.shape)) for t in tensors)
-            raise RuntimeError(f"stack expects each tensor to be equal size, but got shapes {shapes}") from None
+            k = next((k for k, t in enumerate(tensors) if t._data.shape != tensors[0]._data.shape), 1)
+            raise RuntimeError(
+                f"stack expects each tensor to be equal size, but got {list(tensors[0]._data.shape)} at entry 0 and "
+                f"{list(tensors[k]._data.shape)} at entry {k}\nstack puts tensors of one shape side by side "
+                f"(got shapes {shapes}); use cat to join tensors along an existing dimension."
+            ) from None
         ctx.d = d
         return _wrap(out)
 
@@ -204,7 +228,9 @@ class Index(Function):
         try:
             arr = a._data[index]
         except IndexError as e:
-            raise IndexError(f"{e} (indexing a tensor of shape {list(a._data.shape)})") from None
+            msg = str(e).replace(" for axis ", " for dimension ")
+            raise IndexError(f"{msg}\nThe tensor has shape {list(a._data.shape)}; valid indices along a dimension of "
+                             "size n are 0 ... n-1 (or -n ... -1).") from None
         if _is_basic(index):
             return a._view_of(arr)
         return _wrap(arr)

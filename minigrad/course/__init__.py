@@ -77,6 +77,7 @@ class Exercise:
 
 
 registry: dict[str, Exercise] = {}
+last_result: "CheckResult | None" = None  # the latest check() result (nbgrader test cells assert on it)
 
 
 def exercise(id: str, points: float = 1, title: str = "") -> Callable:
@@ -159,9 +160,11 @@ def _indent(text: str) -> str:
 
 def check(exercise_id: str, answer: Any = None, **kw: Any) -> CheckResult:
     """Check the learner's answer to ``exercise_id``, print specific feedback and return it."""
+    global last_result
     res = run_check(exercise_id, answer, **kw)
     print(res.message)
     res._printed = True
+    last_result = res
     return res
 
 

@@ -208,6 +208,12 @@ def _anchor_positions(cells, exercises) -> dict[int, list]:
     return pos
 
 
+def _with_proc_denied(policy: dict) -> dict:
+    """Deny reading this runner's (and the grader's) /proc entries: their memory holds the hidden tests."""
+    procs = [f"/proc/{os.getpid()}", f"/proc/{os.getppid()}"]
+    return {**policy, "deny_read": list(policy.get("deny_read", [])) + procs}
+
+
 class Kernel:
     """A sandboxed kernel and a blocking client: run code, collect its output, survive its death."""
 
@@ -317,7 +323,7 @@ def run(spec: dict, emit) -> None:
         "MPLCONFIGDIR": os.path.join(workdir, ".mpl"), "IPYTHONDIR": os.path.join(workdir, ".ipython"),
         "JUPYTER_RUNTIME_DIR": spec["runtime_dir"], "PYTHONDONTWRITEBYTECODE": "1",
         "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "MPLBACKEND": "Agg",
-        "MGC_SANDBOX": json.dumps(spec["sandbox"]), "LANG": "C.UTF-8",
+        "MGC_SANDBOX": json.dumps(_with_proc_denied(spec["sandbox"])), "LANG": "C.UTF-8",
     }
     for k in ("VIRTUAL_ENV", "PYTHONPATH"):
         if k in os.environ:

@@ -64,6 +64,11 @@ def main(argv=None) -> int:
 
             grade(args.submissions, args.out, source=args.source, timeout=args.timeout,
                   memory_mb=args.memory, jobs=args.jobs)
+    except ImportError as e:
+        print(f"minigrad-course: error: {e}. The course tools need the notebook stack: "
+              "pip install nbformat nbclient ipykernel pyyaml matplotlib (and jupyter-book for the website).",
+              file=sys.stderr)
+        return 2
     except (FileNotFoundError, ValueError, RuntimeError) as e:
         print(f"minigrad-course: error: {e}", file=sys.stderr)
         return 2

@@ -86,6 +86,8 @@ def load_sources(root: Path) -> list[SourceNotebook]:
         nb = nbformat.read(path, as_version=4)
         exs = []
         for ex in parse_exercises(nb):
+            if ex.check_cell is None and not ex.hidden_cells:
+                continue  # nothing to grade it with (e.g. a worked example with a collapsed solution)
             reg = registry.get(ex.id)
             check_src = nb.cells[ex.check_cell].source if ex.check_cell is not None else ""
             exs.append({

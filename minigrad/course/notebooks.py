@@ -77,6 +77,7 @@ def parse_exercises(nb) -> list[ExerciseCells]:
     out: list[ExerciseCells] = []
     current: ExerciseCells | None = None
     by_id: dict[str, ExerciseCells] = {}
+    gated = False
     for i, cell in enumerate(nb.cells):
         if cell.cell_type == "markdown" and _EXERCISE.search(cell.source):
             m = _LABEL.search(cell.source)
@@ -91,8 +92,13 @@ def parse_exercises(nb) -> list[ExerciseCells]:
             current = by_id.setdefault(sid, ExerciseCells(sid))
             if current not in out:
                 out.append(current)
+            gated = True
             continue
-        if is_solution_code(cell) and current is not None:
+        if is_solution_end(cell):
+            gated = False
+            continue
+        if cell.cell_type == "code" and current is not None and not is_hidden_tests(cell) and (
+                is_solution_code(cell) or gated):
             current.solution_cells.append(i)
             continue
         cid = check_id(cell)
@@ -105,7 +111,8 @@ def parse_exercises(nb) -> list[ExerciseCells]:
             continue
         if is_hidden_tests(cell) and current is not None:
             current.hidden_cells.append(i)
-    return out
+    # an {exercise} box with no solution, check or hidden tests is a reading exercise: nothing to grade
+    return [ex for ex in out if ex.solution_cells or ex.check_cell is not None or ex.hidden_cells]
 
 
 def strip_hidden_markers(src: str) -> str:
@@ -210,9 +217,20 @@ def make_student_notebook(nb):
                  if any(line.startswith(BEGIN_SOLUTION) for line in nb.cells[i].source.splitlines())
                  or BEGIN_SOLUTION not in nb.cells[i].source}
     cells = []
+    gated = False  # inside a {solution-start} ... {solution-end} block: everything there is solution
     for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown" and is_solution_start(cell):
+            gated = True
+            continue
+        if cell.cell_type == "markdown" and is_solution_end(cell):
+            gated = False
+            continue
+        if cell.cell_type != "code" and (gated or "solution" in tags(cell)):
+            continue
+        if cell.cell_type == "code" and gated and not is_solution_code(cell) and not is_hidden_tests(cell):
+            cell.metadata.setdefault("tags", []).append("solution")  # untagged code in a solution block
         if cell.cell_type == "markdown":
-            if is_solution_start(cell) or is_solution_end(cell) or _SOLUTION_DIRECTIVE.search(cell.source):
+            if _SOLUTION_DIRECTIVE.search(cell.source):
                 continue
             if BEGIN_SOLUTION in cell.source:
                 cell.source, _ = stub_solution(cell.source)
@@ -265,4 +283,45 @@ def fill_solutions(student_nb, instructor_nb):
         meta = cell.get("metadata", {}).get(META_KEY, {})
         if cell.cell_type == "code" and meta.get("role") == "stub" and sols.get(meta.get("exercise")):
             cell.source = sols[meta["exercise"]].pop(0)
+    return nb
+
+
+def to_nbgrader(nb, points: dict | None = None):
+    """The instructor notebook as an nbgrader *source* notebook (a new notebook).
+
+    Solution cells become nbgrader "autograded answer" cells; each exercise's check cell becomes an
+    "autograder tests" cell worth the registered points: it runs the check, asserts that it passed,
+    and carries the exercise's hidden tests between nbgrader's HIDDEN TESTS markers (nbgrader
+    removes them from the release and puts them back when autograding). The website-only
+    ``{solution-start}`` / ``{solution-end}`` cells and the separate hidden-test cells are dropped.
+    """
+    if points is None:
+        from . import _load_exercises, registry
+
+        _load_exercises()
+        points = {k: v.points for k, v in registry.items()}
+    nb = copy.deepcopy(nb)
+    parsed = parse_exercises(nb)
+    sol = {i: ex.id for ex in parsed for i in ex.solution_cells}
+    checks = {ex.check_cell: ex for ex in parsed if ex.check_cell is not None}
+    hidden = {i for ex in parsed for i in ex.hidden_cells}
+    cells = []
+    for i, cell in enumerate(nb.cells):
+        if i in hidden or (cell.cell_type == "markdown" and (is_solution_start(cell) or is_solution_end(cell))):
+            continue
+        if i in sol:
+            cell.metadata["nbgrader"] = {"grade": False, "solution": True, "locked": False,
+                                         "grade_id": f"{sol[i]}-answer-{i}", "schema_version": 3}
+        elif i in checks:
+            ex = checks[i]
+            hid = ex.hidden_source(nb).strip()
+            cell.source = (cell.source.rstrip() + "\nimport minigrad.course as _course\n"
+                           "assert _course.last_result is not None and _course.last_result.passed, "
+                           "'the check did not pass: see its feedback above'\n"
+                           + (f"{BEGIN_HIDDEN}\n{hid}\n{END_HIDDEN}\n" if hid else ""))
+            cell.metadata["nbgrader"] = {"grade": True, "solution": False, "locked": True,
+                                         "points": float(points.get(ex.id, 1)), "grade_id": f"{ex.id}-tests",
+                                         "schema_version": 3}
+        cells.append(cell)
+    nb.cells = cells
     return nb

@@ -41,6 +41,17 @@ class Parameter(Tensor):
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
 
+    def _grad_accumulator(self):
+        # A plain leaf holds its AccumulateGrad node weakly, so a new node is built for every
+        # graph. A parameter lives as long as its model: it keeps its node (one object less per
+        # parameter per training step; the node <-> parameter cycle dies with the model).
+        extra = self._extra
+        node = extra.get("acc_node") if extra is not None else None
+        if node is None:
+            node = Tensor._grad_accumulator(self)
+            self._set_extra("acc_node", node)
+        return node
+
     __str__ = __repr__
 
     def __reduce_ex__(self, protocol):

@@ -33,7 +33,7 @@ def _saved_bytes(fn, shape=(4, 5)):
     return saved, sum(t.numel() * t.element_size() for t in saved if t is not None), x
 
 
-@exercise("ch03-ex1", points=2, title="Leaky ReLU as a Function")
+@exercise("ch03-ex1", points=2, title="Leaky ReLU")
 def _check_leaky_relu(LeakyReLUFunction, negative_slope=0.2):
     def reference(x, slope):
         return minigrad.where(x > 0, x, x * slope)
@@ -58,7 +58,7 @@ def _check_leaky_relu(LeakyReLUFunction, negative_slope=0.2):
             "and the input is left unchanged.")
 
 
-@exercise("ch03-ex2", points=2, title="A ReLU that saves one byte per element")
+@exercise("ch03-ex2", points=2, title="A one-byte mask")
 def _check_relu_mask(ReLUMaskFunction):
     result = diagnose_function(ReLUMaskFunction, lambda x: minigrad.relu(x), inputs=[(4, 5)], kinks=[0.0])
     if not result.passed:
@@ -83,7 +83,7 @@ def _check_relu_mask(ReLUMaskFunction):
             "returns gradient 0 at exactly 0.")
 
 
-@exercise("ch03-ex3", points=3, title="ReLU6: two kinks")
+@exercise("ch03-ex3", points=3, title="ReLU6")
 def _check_relu6(ReLU6Function):
     def reference(x):
         return x.clamp(0, 6)  # right away from the kinks; the kinks are checked below
