@@ -330,7 +330,7 @@ class Tensor:
     # --- conversion ---------------------------------------------------------------
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The underlying ndarray (shares memory)."""
-        if self._rg and not force:
+        if self._rg and not force and _grad_enabled():
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
             )
@@ -343,8 +343,9 @@ class Tensor:
     def item(self) -> Any:
         if self._data.size != 1:
             raise RuntimeError(
-                f"a Tensor with {self._data.size} elements cannot be converted to Scalar "
-                f"(item() needs exactly one element; this tensor has shape {list(self.shape)})"
+                f"a Tensor with {self._data.size} elements cannot be converted to Scalar\n"
+                f"item() needs exactly one element; this tensor has shape {list(self.shape)}. "
+                "Reduce it first (e.g. .sum()) or use .tolist()."
             )
         return self._data.reshape(()).item()
 
@@ -600,11 +601,18 @@ def _data_of(value):
     return value._data if isinstance(value, Tensor) else value
 
 
+def _grad_enabled() -> bool:
+    from .autograd.grad_mode import _GradMode  # imported here: autograd imports this module
+
+    return _GradMode.enabled
+
+
 def _wrap_dim(dim: int, ndim: int, where: str) -> int:
     n = max(ndim, 1)
     if not -n <= dim < n:
         raise IndexError(
-            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim}) in {where}"
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})\n"
+            f"In {where}: the tensor has {ndim} dimension(s), so dim must be in [{-n}, {n - 1}]."
         )
     return dim % n
 

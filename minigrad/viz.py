@@ -12,8 +12,8 @@ What the picture shows:
   you pass ``names``);
 * custom Functions (``<Name>Backward``) in orange, built-in operations in blue;
 * under a node, what it keeps for backward: the shapes of its saved tensors
-  ("saved tensors freed" once a backward without ``retain_graph`` has run) and
-  plain ``ctx`` attributes;
+  ("saved tensors freed" once a backward without ``retain_graph`` has run) and,
+  for custom Functions, plain ``ctx`` attributes such as ``ctx.n = 3``;
 * arrows from each node to its ``next_functions`` (the direction gradients flow);
 * a number in front of each name: the order in which the engine runs the nodes in
   ``backward()`` (1 = first).
@@ -120,8 +120,8 @@ def _short_repr(value: Any) -> str:
     return text if len(text) <= 24 else text[:21] + "..."
 
 
-def _saved_lines(node) -> list[str]:
-    """What the node keeps for backward, one short line each."""
+def _saved_lines(node, with_attrs: bool) -> list[str]:
+    """What the node keeps for backward, one short line each (ctx attributes if ``with_attrs``)."""
     if isinstance(node, AccumulateGrad) or not isinstance(node, BackwardNode):
         return []
     lines = []
@@ -139,6 +139,8 @@ def _saved_lines(node) -> list[str]:
                 else:
                     parts.append(_fmt_shape(s.shape))
             lines.append("saved: " + ", ".join(parts))
+    if not with_attrs:
+        return lines
     attrs = [(k, v) for k, v in vars(node).items() if not k.startswith("_") and k not in _HIDDEN_CTX_ATTRS]
     for k, v in attrs[:3]:
         lines.append(f"ctx.{k} = {_short_repr(v)}")
@@ -235,7 +237,7 @@ def draw_graph(tensor: Tensor, ax=None, names: Mapping[Tensor, str] | None = Non
     tensor: the tensor whose graph to draw (usually a loss or an output).
     ax: a matplotlib Axes to draw into; by default a new Figure of a fitting size.
     names: optional ``{tensor: "name"}`` to label leaves (and the output) by name.
-    show_saved: list saved-tensor shapes and plain ctx attributes under each node.
+    show_saved: list saved-tensor shapes under each node (and ctx attributes of custom Functions).
     show_order: number the nodes in the order ``backward()`` runs them (1 = first).
     legend: add a two-line key under the drawing.
     title: a title for the axes.
@@ -255,7 +257,7 @@ def draw_graph(tensor: Tensor, ax=None, names: Mapping[Tensor, str] | None = Non
             size = (3.6, 1.4)
         else:
             n_layers, width = layout[0], layout[1]
-            size = (min(max(2.9 * width, 4.5), 16), min(max(1.35 * n_layers + 0.7, 2.2), 30))
+            size = (min(max(3.0 * width, 5.0), 16), min(max(1.4 * n_layers + 0.7, 2.4), 30))
         fig = _new_figure(size)
         ax = fig.add_subplot(1, 1, 1)
     fig = ax.figure
@@ -276,7 +278,7 @@ def draw_graph(tensor: Tensor, ax=None, names: Mapping[Tensor, str] | None = Non
     step = {id(n): i + 1 for i, n in enumerate(order)}
     shapes = _output_shapes(order, tensor)
     big = len(order) > 30
-    fs = fontsize or (7 if big else 9)
+    fs = fontsize or (7 if big else 10.5)
 
     artists: dict = {}
     for node in order:
@@ -297,7 +299,7 @@ def draw_graph(tensor: Tensor, ax=None, names: Mapping[Tensor, str] | None = Non
             if node is order[0] and id(tensor) in name_of:
                 body[0] = f"{name_of[id(tensor)]}: " + body[0]
         if show_saved and not big:
-            body += _saved_lines(node)
+            body += _saved_lines(node, with_attrs=(kind == "custom"))
         text = (f"{step[id(node)]}. " if show_order else "") + head + "\n" + "\n".join(body)
         x, y = xy[("n", id(node))]
         artists[id(node)] = ax.text(

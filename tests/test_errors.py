@@ -592,8 +592,6 @@ def test_numpy_of_tensor_that_requires_grad():
         leaf(1.0).numpy()
 
 
-@pytest.mark.xfail(reason="lead: Tensor.numpy() (_tensor.py) must only raise when grad mode is enabled, as "
-                          "PyTorch's `requires_grad && GradMode::is_enabled()`", strict=True)
 def test_numpy_allowed_under_no_grad_and_inside_forward():
     x = leaf(1.0, 2.0)
     with minigrad.no_grad():

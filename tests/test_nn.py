@@ -76,6 +76,25 @@ def test_parameter_pickle_and_deepcopy_keep_the_class():
     assert p.tolist() == [1.0, 2.0]
 
 
+def test_parameter_keeps_its_accumulate_grad_node_and_is_still_collected():
+    import gc
+    import weakref
+
+    p = nn.Parameter(minigrad.tensor([1.0, 2.0]))
+    n1 = (p * 2).sum().grad_fn.next_functions[0][0].next_functions[0][0]
+    n2 = (p * 3).sum().grad_fn.next_functions[0][0].next_functions[0][0]
+    assert n1.name() == "AccumulateGrad" and n1 is n2 and n1.variable is p
+    (p * 2).sum().backward()
+    (p * 3).sum().backward()
+    assert p.grad.tolist() == [5.0, 5.0]
+    model = nn.Linear(3, 2)
+    model(minigrad.randn(4, 3)).sum().backward()
+    ref = weakref.ref(model.weight)
+    del model
+    gc.collect()
+    assert ref() is None
+
+
 def test_parameter_requires_tensor_data():
     with pytest.raises(TypeError, match="expected a Tensor"):
         nn.Parameter([1.0, 2.0])

@@ -360,10 +360,6 @@ def test_seed_program_matches_torch(program):
 
 
 # --- error messages: same exception type and the same first line as PyTorch -------------------------------------
-_LEAD_WRAP_DIM = pytest.mark.xfail(reason="lead: _tensor._wrap_dim appends ' in <op>' to PyTorch's first line "
-                                          "(move it to a second line)", strict=True)
-_LEAD_ITEM = pytest.mark.xfail(reason="lead: Tensor.item() puts its explanation on PyTorch's first line "
-                                      "(move it to a second line)", strict=True)
 ERROR_EXPRS = [
     "torch.randn(2, 3) @ torch.randn(4, 5)",
     "torch.randn(2, 3) @ torch.randn(4)",
@@ -397,11 +393,11 @@ ERROR_EXPRS = [
     "torch.ones(2).register_hook(lambda g: g)",
     "torch.ones(2).retain_grad()",
     "torch.randn(2) ** torch.randn(3)",
-    pytest.param("torch.randn(2, 3).sum(2)", marks=_LEAD_WRAP_DIM),
-    pytest.param("torch.randn(2, 3).softmax(2)", marks=_LEAD_WRAP_DIM),
-    pytest.param("torch.randn(2, 3).transpose(0, 2)", marks=_LEAD_WRAP_DIM),
-    pytest.param("torch.randn(2, 3).unsqueeze(3)", marks=_LEAD_WRAP_DIM),
-    pytest.param("torch.randn(2, 3).item()", marks=_LEAD_ITEM),
+    "torch.randn(2, 3).sum(2)",
+    "torch.randn(2, 3).softmax(2)",
+    "torch.randn(2, 3).transpose(0, 2)",
+    "torch.randn(2, 3).unsqueeze(3)",
+    "torch.randn(2, 3).item()",
 ]
 
 

@@ -64,6 +64,7 @@ class Add(Function):
 
 class AddScalar(Function):
     _node_name = "AddBackward0"
+    _scalar_operands = True
 
     @staticmethod
     def forward(ctx, a, c):
@@ -88,6 +89,7 @@ class Sub(Function):
 
 class SubScalar(Function):
     _node_name = "SubBackward0"
+    _scalar_operands = True
 
     @staticmethod
     def forward(ctx, a, c):
@@ -130,6 +132,7 @@ class Mul(Function):
 
 class MulScalar(Function):
     _node_name = "MulBackward0"
+    _scalar_operands = True
 
     @staticmethod
     def forward(ctx, a, c):
@@ -160,6 +163,7 @@ class Div(Function):
 
 class DivScalar(Function):
     _node_name = "DivBackward0"
+    _scalar_operands = True
 
     @staticmethod
     def forward(ctx, a, c):

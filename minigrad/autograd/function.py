@@ -168,7 +168,10 @@ class BackwardNode(FunctionCtx):
 
     @property
     def next_functions(self) -> tuple:
-        return tuple((e[0], e[1]) if e else (None, 0) for e in self._edges)
+        # One entry per tensor input (and per Python-number operand of arithmetic, as PyTorch
+        # wraps those into tensors); (None, 0) for inputs that need no gradient.
+        keep = self._forward_cls is not None and self._forward_cls._scalar_operands
+        return tuple((e[0], e[1]) if e else (None, 0) for e in self._edges if e is not None or keep)
 
     @property
     def metadata(self) -> dict:
@@ -234,6 +237,7 @@ class Function:
     _node_name: str | None = None  # built-in ops use PyTorch's node names, e.g. "MulBackward0"
     _backward_cls: type = BackwardNode
     _new_style = False
+    _scalar_operands = False  # built-in arithmetic on Python numbers: next_functions lists them
     _builtin = False  # minigrad's own ops (set in minigrad._ops); their forwards only *store* into ctx
 
     def __init_subclass__(cls, **kwargs) -> None:

@@ -45,13 +45,21 @@ class _GradModeContext:
         return wrapper
 
 
-class no_grad(_GradModeContext):
+class _BareDecorator(_GradModeContext):
+    # PyTorch 2 accepts both @no_grad() and a bare @no_grad.
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+class no_grad(_BareDecorator):
     """Do not record operations (inference, parameter updates)."""
 
     _target = False
 
 
-class enable_grad(_GradModeContext):
+class enable_grad(_BareDecorator):
     """Record operations again inside a ``no_grad`` block."""
 
     _target = True

@@ -105,6 +105,11 @@ def gradcheck(fn: Callable, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rt
                 UserWarning, stacklevel=2)
     numerical = numerical_jacobian(fn, inputs, eps)
     analytical = analytical_jacobian(fn, inputs)
+    if len(numerical) != len(analytical):
+        raise GradcheckError(
+            f"gradcheck: the function returned {len(analytical)} differentiable output(s) when recording but "
+            f"{len(numerical)} under no_grad; it must return the same outputs in both modes."
+        )
     for k, (num_row, ana_row) in enumerate(zip(numerical, analytical)):
         for i, (n, a) in enumerate(zip(num_row, ana_row)):
             if n is None:
@@ -140,11 +145,14 @@ def gradgradcheck(fn: Callable, inputs, grad_outputs=None, *, eps: float = 1e-6,
     n = len(inputs)
 
     def first_order(*args):
-        ins, gos = args[:n], args[n:]
-        outs = [o for o in _differentiable_outputs(fn(*ins)) if o._rg]
-        diff = [x for x in ins if isinstance(x, Tensor) and x._rg]
-        grads = _grad(outs, diff, gos[:len(outs)], create_graph=True, allow_unused=True)
-        return tuple(g for g in grads if g is not None)
+        # Always record (gradcheck's finite differences call this under no_grad): the first
+        # derivative must be built with create_graph so that it can be differentiated again.
+        with enable_grad():
+            ins, gos = args[:n], args[n:]
+            outs = [o for o in _differentiable_outputs(fn(*ins)) if o._rg]
+            diff = [x for x in ins if isinstance(x, Tensor) and x._rg]
+            grads = _grad(outs, diff, gos[:len(outs)], create_graph=True, allow_unused=True)
+            return tuple(g if g is not None else Tensor._wrap(np.zeros_like(x._data)) for g, x in zip(grads, diff))
 
     return gradcheck(first_order, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
                      raise_exception=raise_exception)

@@ -28,6 +28,11 @@ def _load_all() -> None:
                 importlib.import_module(f"{__name__}.{info.name}")
             except Exception as e:  # a broken chapter must not break the other chapters
                 import_errors[info.name] = f"{type(e).__name__}: {e}"
+    load_extra()
+
+
+def load_extra() -> None:
+    """Load the chNN*.py files of the folders in MINIGRAD_COURSE_EXTRA_EXERCISES (each once)."""
     for folder in filter(None, os.environ.get("MINIGRAD_COURSE_EXTRA_EXERCISES", "").split(os.pathsep)):
         if not os.path.isdir(folder):
             continue
