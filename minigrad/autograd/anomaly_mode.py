@@ -4,8 +4,14 @@ from __future__ import annotations
 import warnings
 
 
-class _Anomaly:
-    enabled = False
+class _AnomalyState:
+    __slots__ = ("enabled",)
+
+    def __init__(self) -> None:
+        self.enabled = False
+
+
+_Anomaly = _AnomalyState()
 
 
 def is_anomaly_enabled() -> bool:

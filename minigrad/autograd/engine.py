@@ -149,38 +149,40 @@ def _run(roots: Sequence[Tensor], root_grads: list, retain_graph: bool, create_g
         if deps.get(node, 0) == 0 and node not in ready:
             ready.append(node)
 
-    anomaly = _Anomaly.enabled
+    fast = capture is None and not _Anomaly.enabled
     prev_mode = _GradMode.enabled
     _GradMode.enabled = create_graph
     try:
         while ready:
             node = ready.pop()
             buf = buffers.pop(node, None)
-            if node._hooked:
-                buf = _run_tensor_hooks(node, buf, node._n_outputs > 1)
-            if capture is not None:
-                if node in capture:
-                    for nr, k in capture[node]:
-                        found[k] = buf[nr] if node._n_outputs > 1 else buf
-                if node not in runnable and node.__class__ is not AccumulateGrad:
-                    continue
-            cls = node.__class__
-            if cls is AccumulateGrad:
-                if accumulate and buf is not None:
-                    node._accumulate(buf, create_graph)
-                continue
-            if buf is None:
-                results = None  # nothing flows through this node
-            elif cls._fast and node._n_outputs == 1 and not anomaly:
-                # minigrad's own single-output ops return the right number and types of gradients;
-                # shapes (broadcast inputs) and dtypes are checked below, as for every node.
-                results = node._forward_cls.backward(node, buf)
-                if results.__class__ is not tuple:
-                    results = (results,)
-            elif node._n_outputs > 1 and all(g is None for g in buf):
-                results = None
+            if node._plain and fast:
+                # A built-in single-output op without hooks: it returns the right number and types
+                # of gradients; shapes (broadcast inputs) and dtypes are checked below, as for all.
+                if buf is None:
+                    results = None
+                else:
+                    results = node._forward_cls.backward(node, buf)
+                    if results.__class__ is not tuple:
+                        results = (results,)
             else:
-                results = _call_backward(node, buf if node._n_outputs > 1 else (buf,))
+                multi = node._n_outputs > 1
+                if node._hooked:
+                    buf = _run_tensor_hooks(node, buf, multi)
+                if capture is not None:
+                    if node in capture:
+                        for nr, k in capture[node]:
+                            found[k] = buf[nr] if multi else buf
+                    if node not in runnable and node.__class__ is not AccumulateGrad:
+                        continue
+                if node.__class__ is AccumulateGrad:
+                    if accumulate and buf is not None:
+                        node._accumulate(buf, create_graph)
+                    continue
+                if buf is None or (multi and all(g is None for g in buf)):
+                    results = None  # nothing flows through this node
+                else:
+                    results = _call_backward(node, buf if multi else (buf,))
             if not retain_graph and node._saved is not None:
                 node._saved = None  # free the saved tensors
                 node._freed = True

@@ -157,6 +157,7 @@ class BackwardNode(FunctionCtx):
     _n_outputs = 1
     _output_meta: tuple = ()     # (shape, dtype) per output, kept only for multi-output nodes
     _fast = False                # a built-in op's node: the engine skips re-validating its results
+    _plain = False               # _fast, one output and no hooks: the engine's shortest path
     _hooked = False              # set when a tensor hook or retain_grad is registered on an output
     _hooks: dict | None = None   # {output_nr: {handle_id: hook}}: tensor hooks on non-leaf outputs
     _retain: dict | None = None  # {output_nr: weakref to tensor}: retain_grad()
@@ -184,12 +185,14 @@ class BackwardNode(FunctionCtx):
 
     def _add_tensor_hook(self, output_nr: int, hook) -> RemovableHandle:
         self._hooked = True
+        self._plain = False
         if self._hooks is None:
             self._hooks = {}
         return RemovableHandle(self._hooks.setdefault(output_nr, {}), hook)
 
     def _add_retain_grad(self, output_nr: int, ref) -> None:
         self._hooked = True
+        self._plain = False
         if self._retain is None:
             self._retain = {}
         self._retain[output_nr] = ref
@@ -246,7 +249,10 @@ class Function:
         cls._backward_cls = type(name, (BackwardNode,), {"_forward_cls": cls, "__module__": cls.__module__})
         cls._new_style = cls.setup_context is not Function.setup_context
         cls._builtin = cls.__module__.startswith("minigrad._ops")
-        cls._backward_cls._fast = cls._builtin
+        cls._backward_cls._fast = cls._backward_cls._plain = cls._builtin
+        if cls._builtin:
+            cls._backward_cls.save_for_backward = _trusted_save_for_backward
+            cls.apply = classmethod(_builtin_apply)
         if "vjp" in cls.__dict__ and "backward" in cls.__dict__:
             raise TypeError("Implementing both 'backward' and 'vjp' for a custom Function is not allowed. "
                             "You should only implement one of them.")
@@ -380,6 +386,20 @@ def _apply_recording(cls, args: tuple):
     return out
 
 
+def _builtin_apply(cls, *args):
+    """``apply`` of minigrad's own ops: positional arguments only, no checks they don't need."""
+    if _GradMode.enabled:
+        for a in args:
+            if isinstance(a, Tensor) and a._rg:
+                return _apply_recording(cls, args)
+    return cls.forward(_NO_GRAPH_CTX, *args)
+
+
+def _trusted_save_for_backward(self, *tensors) -> None:
+    """save_for_backward for minigrad's own ops: they pass tensors or None, so skip the checks."""
+    self._to_save = tensors
+
+
 class _NoGraphCtx(FunctionCtx):
     """The ctx given to built-in forwards when nothing is recorded: it keeps nothing."""
 
@@ -432,6 +452,7 @@ def _wrap_outputs(cls, ctx, args, out):
         result.append(o)
     ctx._n_outputs = len(result)
     if len(result) > 1:
+        ctx._plain = False
         ctx._output_meta = tuple((o._data.shape, o._data.dtype) for o in result)
     result = tuple(result)
     return (result[0] if single else result), result

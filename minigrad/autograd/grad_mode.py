@@ -8,9 +8,16 @@ from __future__ import annotations
 import functools
 
 
-class _GradMode:
-    # A class attribute is the cheapest global to read on the hot path (Function.apply).
-    enabled = True
+class _GradModeState:
+    # An attribute of a singleton instance: cheap to read and to write on the hot path
+    # (writing a *class* attribute would invalidate CPython's attribute caches every time).
+    __slots__ = ("enabled",)
+
+    def __init__(self) -> None:
+        self.enabled = True
+
+
+_GradMode = _GradModeState()
 
 
 def is_grad_enabled() -> bool:
