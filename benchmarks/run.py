@@ -19,6 +19,10 @@ Each (benchmark, engine) runs ``--rounds`` times (default 3), engines alternatin
 load from elsewhere hits all engines alike. Reported time: (a), (e) the minimum over all
 repeats; (b)-(d) the minimum over rounds of the median step time of a round.
 
+On a shared machine, load changes between processes. As a cross-check that is robust to it,
+one more fresh process runs the NumPy and the minigrad workload alternately, step by step,
+and reports the median of the per-pair ratios ("interleaved"; (a)-(d)).
+
 Benchmarks (the ratio is engine time / NumPy time):
 
 (a) per-op overhead: a chain of 10,000 elementwise ops (mul, add, log, exp, relu, repeated) on
@@ -336,7 +340,30 @@ def measure_memory(fn, reset, use_tracemalloc: bool) -> dict:
     return result
 
 
+def paired(bench: str, repeats: int) -> dict:
+    """NumPy and minigrad alternating step by step in one process: a load-robust ratio."""
+    sys.path.insert(0, ROOT)
+    if bench in ("a", "e"):
+        fns = [numpy_chain(10_000 if bench == "a" else 100_000), minigrad_chain(10_000 if bench == "a" else 100_000)]
+    else:
+        fns = [numpy_mlp(bench)[0], minigrad_mlp(bench)[0]]
+    for _ in range(3):
+        for f in fns:
+            f()
+    ratios = []
+    for _ in range(repeats):
+        t = []
+        for f in fns:
+            t0 = time.perf_counter()
+            f()
+            t.append(time.perf_counter() - t0)
+        ratios.append(t[1] / t[0])
+    return {"bench": bench, "ratios": ratios}
+
+
 def worker(engine: str, bench: str, mode: str, repeats: int) -> dict:
+    if mode == "pair":
+        return paired(bench, repeats)
     if engine == "minigrad":
         sys.path.insert(0, ROOT)
     chain, mlp = ENGINES[engine]
@@ -375,6 +402,7 @@ def worker(engine: str, bench: str, mode: str, repeats: int) -> dict:
 # Driver (parent process)
 # =====================================================================================
 REPEATS = {"a": 15, "b": 60, "c": 1000, "d": 10, "e": 5}
+PAIRED = {"a": 15, "b": 100, "c": 2000, "d": 10}  # repeats of the interleaved minigrad-vs-NumPy check
 
 
 def spawn(engine: str, bench: str, mode: str, repeats: int) -> dict:
@@ -447,8 +475,11 @@ def main(argv=None) -> None:
             mem = {e: spawn(e, bench, "mem", 1) for e in engines}
         else:
             mem = {}
-        rows.append((bench, summary, mem))
-        _print_bench(bench, summary, mem, engines)
+        pair = None
+        if "numpy" in engines and "minigrad" in engines and bench in PAIRED:
+            pair = _median(spawn("both", bench, "pair", max(3, int(PAIRED[bench] * args.scale)))["ratios"])
+        rows.append((bench, summary, mem, pair))
+        _print_bench(bench, summary, mem, engines, pair)
     if args.markdown:
         print()
         print(_markdown(rows, engines))
@@ -478,7 +509,7 @@ def _time_str(bench, t):
     return f"{t * 1e3:8.3f} ms"
 
 
-def _print_bench(bench, summary, mem, engines):
+def _print_bench(bench, summary, mem, engines, pair=None):
     print(TITLES[bench])
     base = summary.get("numpy")
     for e in engines:
@@ -493,6 +524,8 @@ def _print_bench(bench, summary, mem, engines):
             if "traced_peak" in m:
                 line += f", tracemalloc {_fmt_bytes(m['traced_peak'])}"
         print(line)
+    if pair is not None:
+        print(f"  minigrad / numpy interleaved in one process (median of step-by-step ratios): {pair:.2f}x")
     if mem and "torch" in mem and "minigrad" in mem and bench == "d":
         a, b = mem["minigrad"].get("rss_peak"), mem["torch"].get("rss_peak")
         if a is not None and b:
@@ -502,15 +535,17 @@ def _print_bench(bench, summary, mem, engines):
 
 def _markdown(rows, engines) -> str:
     head = "| benchmark | " + " | ".join(f"{e} time" for e in engines) + " | " + \
-        " | ".join(f"{e} / numpy" for e in engines if e != "numpy") + " | target (minigrad) |"
+        " | ".join(f"{e} / numpy" for e in engines if e != "numpy") + \
+        " | minigrad / numpy interleaved | target (minigrad) |"
     out = [head, "|" + "---|" * (head.count("|") - 1)]
-    for bench, summary, mem in rows:
+    for bench, summary, mem, pair in rows:
         base = summary.get("numpy")
         cells = [TITLES[bench]] + [_time_str(bench, summary[e]).strip() for e in engines]
         cells += [f"{summary[e] / base:.2f}x" if base else "n/a" for e in engines if e != "numpy"]
+        cells.append(f"{pair:.2f}x" if pair is not None else "-")
         target = {"a": "<= 5x", "b": "<= 1.15x", "c": "<= 3x", "d": "memory <= torch", "e": "-"}[bench]
         out.append("| " + " | ".join(cells) + f" | {target} |")
-    mem_rows = [(b, m) for b, _, m in rows if m]
+    mem_rows = [(b, m) for b, _, m, _ in rows if m]
     if mem_rows:
         out += ["", "| working memory of one step | " + " | ".join(f"{e} RSS" for e in engines) + " | " +
                 " | ".join(f"{e} tracemalloc" for e in engines if e != "torch") + " |"]

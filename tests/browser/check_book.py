@@ -207,7 +207,9 @@ def check_page(page, base_url: str, name: str, book_title: str, shots: Path) -> 
         if any(body.nth(j).is_visible() for j in range(body.count())):
             err(f"{name}: {label} is visible before it is clicked (solutions must be collapsed)")
             continue
-        toggle = sol.locator(".toggle-button, .admonition-title").first
+        # The toggle button itself: an exercise's title inside the solution header is a link,
+        # and clicking it does not open the dropdown.
+        toggle = sol.locator(".toggle-button").first
         toggle.scroll_into_view_if_needed()
         toggle.click()
         try:
