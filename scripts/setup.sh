@@ -34,6 +34,16 @@ else
   say "Python packages up to date (.venv)"
 fi
 
+# ---- optional: PyTorch as a test oracle ----------------------------------------------
+# WITH_TORCH=1 installs the CPU build of PyTorch into .venv so that the optional tests that
+# compare minigrad with PyTorch (tests/test_torch_oracle.py, tests/test_chapter_transfer.py)
+# run instead of skipping. Neither the book nor minigrad needs it. .ci/run sets it.
+if [ "${WITH_TORCH:-0}" = 1 ] && ! .venv/bin/python -c 'import torch' 2>/dev/null; then
+  say "installing torch==${TORCH_VERSION:-2.13.0} (test oracle only)"
+  .venv/bin/python -m pip install --quiet "torch==${TORCH_VERSION:-2.13.0}" \
+    || say "WARNING: could not install torch; the PyTorch comparison tests will be skipped"
+fi
+
 # ---- npm packages and offline assets ----------------------------------------------
 if ! command -v npm >/dev/null; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then

@@ -303,6 +303,10 @@ class Module:
         The tensors are detached and share memory with the module (as in PyTorch); copy
         them (``{k: v.clone() ...}``) to keep a snapshot while training goes on.
         """
+        if args:  # the old positional form state_dict(destination, prefix, keep_vars)
+            destination = args[0]
+            prefix = args[1] if len(args) > 1 else prefix
+            keep_vars = args[2] if len(args) > 2 else keep_vars
         if destination is None:
             destination = OrderedDict()
         for name, p in self._parameters.items():
