@@ -292,6 +292,14 @@ class Tensor:
     def element_size(self) -> int:
         return self._data.itemsize
 
+    @property
+    def nbytes(self) -> int:
+        return int(self._data.nbytes)
+
+    @property
+    def itemsize(self) -> int:
+        return self._data.itemsize
+
     def is_floating_point(self) -> bool:
         return self._data.dtype.kind == "f"
 

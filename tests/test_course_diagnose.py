@@ -206,3 +206,12 @@ def test_engine_does_not_import_course():
     code = ("import sys, minigrad, minigrad.autograd, minigrad.nn; "
             "assert not any(m.startswith('minigrad.course') for m in sys.modules), 'engine imported minigrad.course'")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_grading_cell_template_is_substituted_once():
+    from minigrad.course._runner import grade_cell_source
+
+    src = grade_cell_source("abc123", [("m", ("x = 'NONCE @@SPEC@@ BUNDLE'", False))], {"hidden": "SPEC"})
+    assert "@@" not in src.replace("@@SPEC@@ BUNDLE", "")
+    assert "'abc123'" in src and "\"x = 'NONCE @@SPEC@@ BUNDLE'\"" in src
+    compile(src, "<grading cell>", "exec")

@@ -169,6 +169,7 @@ CASES = [
     case("exp", lambda a: a.exp(), N(2, 3)),
     case("exp-fn", lambda a: minigrad.exp(a), N(4)),
     case("log", lambda a: a.log(), P(2, 3)),
+    case("log1p", lambda a: a.log1p(), P(2, 3)),
     case("sqrt", lambda a: a.sqrt(), P(2, 3)),
     case("rsqrt", lambda a: a.rsqrt(), P(3)),
     case("reciprocal", lambda a: a.reciprocal(), A(3)),
@@ -334,6 +335,7 @@ def test_gradgradcheck(fn, specs, gradgrad):
 UNARY = {
     "exp": (lambda a: a.exp(), "normal"),
     "log": (lambda a: a.log(), "pos"),
+    "log1p": (lambda a: minigrad.log1p(a), "pos"),
     "sqrt": (lambda a: a.sqrt(), "pos"),
     "tanh": (lambda a: a.tanh(), "normal"),
     "sigmoid": (lambda a: a.sigmoid(), "normal"),

@@ -13,7 +13,7 @@ from .arithmetic import (Add, AddScalar, Clone, Div, DivScalar, Mul, MulScalar, 
                          RPowScalar, RSubScalar, Sub, SubScalar, ToDtype)
 from .linalg import MatMul, matmul, mm
 from .nn_ops import BCELoss, Linear, LogSoftmax, MSELoss, NLLLoss, Softmax
-from .pointwise import (Abs, Clamp, Cos, Cosh, Exp, Log, Maximum, Minimum, Relu, Sigmoid, Sign, Sin, Sinh, Sqrt,
+from .pointwise import (Abs, Clamp, Cos, Cosh, Exp, Log, Log1p, Maximum, Minimum, Relu, Sigmoid, Sign, Sin, Sinh, Sqrt,
                         Tanh, Where, where)
 from .reduction import Amax, Amin, Mean, MeanDim, Norm2, Sum, SumDim, argmax, argmin, max, min  # noqa: A004
 from .shape import (Cat, Copy, Expand, Fill, Index, IndexPut, Permute, Squeeze, SqueezeDim, Stack, Transpose,
@@ -59,8 +59,8 @@ def _unary(cls):
     return op
 
 
-exp, log, sqrt, abs, sin, cos, tanh, sinh, cosh, sigmoid, relu, sign = (  # noqa: A001
-    _unary(c) for c in (Exp, Log, Sqrt, Abs, Sin, Cos, Tanh, Sinh, Cosh, Sigmoid, Relu, Sign))
+exp, log, log1p, sqrt, abs, sin, cos, tanh, sinh, cosh, sigmoid, relu, sign = (  # noqa: A001
+    _unary(c) for c in (Exp, Log, Log1p, Sqrt, Abs, Sin, Cos, Tanh, Sinh, Cosh, Sigmoid, Relu, Sign))
 
 
 def clamp(a, min=None, max=None):  # noqa: A002
@@ -367,7 +367,7 @@ def index_put_(a: Tensor, idx, value) -> None:
 # --- methods attached to Tensor --------------------------------------------------------
 TENSOR_METHODS = {
     "add": add, "sub": sub, "mul": mul, "div": div, "pow": pow, "neg": neg, "exp": exp, "log": log,
-    "sqrt": sqrt, "abs": abs, "sin": sin, "cos": cos, "tanh": tanh, "sinh": sinh, "cosh": cosh,
+    "log1p": log1p, "sqrt": sqrt, "abs": abs, "sin": sin, "cos": cos, "tanh": tanh, "sinh": sinh, "cosh": cosh,
     "sigmoid": sigmoid, "relu": relu, "sign": sign, "clamp": clamp, "clip": clamp, "maximum": maximum,
     "minimum": minimum, "matmul": matmul, "mm": mm, "sum": sum, "mean": mean, "max": max, "min": min,
     "amax": amax, "amin": amin, "argmax": argmax, "argmin": argmin, "softmax": softmax,

@@ -40,6 +40,22 @@ class Log(Function):
         return g / a
 
 
+class Log1p(Function):
+    """log(1 + x), accurate for tiny x."""
+
+    _node_name = "Log1PBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return _wrap(np.log1p(a._data))
+
+    @staticmethod
+    def backward(ctx, g):
+        (a,) = ctx.saved_tensors
+        return g / (a + 1)
+
+
 class Sqrt(Function):
     _node_name = "SqrtBackward0"
 

@@ -144,9 +144,9 @@ def _mgc_grade_cell(_mgc_nonce, _mgc_bundle, _mgc_spec):
         sys.modules.update(saved)
 
 try:
-    print(NONCE + __import__("json").dumps(_mgc_grade_cell(NONCE, BUNDLE, SPEC)))
+    print(@@NONCE@@ + __import__("json").dumps(_mgc_grade_cell(@@NONCE@@, @@BUNDLE@@, @@SPEC@@)))
 except BaseException as _mgc_e:
-    print(NONCE + __import__("json").dumps({"passed": False, "tamper": False,
+    print(@@NONCE@@ + __import__("json").dumps({"passed": False, "tamper": False,
                                            "feedback": f"grading failed: {type(_mgc_e).__name__}: {_mgc_e}"}))
     del _mgc_e
 finally:
@@ -155,8 +155,11 @@ finally:
 
 
 def grade_cell_source(nonce: str, bundle: list, spec: dict) -> str:
-    src = GRADE_TEMPLATE.replace("NONCE", repr(nonce)).replace("BUNDLE", repr(bundle)).replace("SPEC", repr(spec))
-    return src
+    import re
+
+    values = {"NONCE": repr(nonce), "BUNDLE": repr(bundle), "SPEC": repr(spec)}
+    # one pass, so that text inside the inserted values is never substituted again
+    return re.sub(r"@@(NONCE|BUNDLE|SPEC)@@", lambda m: values[m.group(1)], GRADE_TEMPLATE)
 
 
 _CHECK_CALL = None

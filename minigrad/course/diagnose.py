@@ -178,7 +178,8 @@ def _is_function_class(fn) -> bool:
 
 
 def _display_name(fn) -> str:
-    return getattr(fn, "__name__", None) or type(fn).__name__
+    name = getattr(fn, "__name__", None) or type(fn).__name__
+    return "your function" if name.startswith("<") else name
 
 
 def diagnose_function(fn: Any, reference: Callable, inputs: Sequence[Sequence[int]] | Callable, *,
