@@ -71,6 +71,23 @@ def _stable_widget_ids(nb) -> None:
     nb.update(new)
 
 
+def _merge_streams(nb) -> None:
+    """Join consecutive stdout (or stderr) chunks: how the kernel splits printed text varies
+    from run to run, and the committed files should not change when the text does not."""
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        merged = []
+        for out in cell.outputs:
+            prev = merged[-1] if merged else None
+            if (out.output_type == "stream" and prev is not None and prev.output_type == "stream"
+                    and prev.name == out.name):
+                prev.text = "".join(prev.text) + "".join(out.text)
+            else:
+                merged.append(out)
+        cell.outputs = merged
+
+
 def refresh(path: Path, timeout: int) -> None:
     nb = nbformat.read(path, as_version=4)
     client = NotebookClient(
@@ -84,6 +101,7 @@ def refresh(path: Path, timeout: int) -> None:
     )
     client.execute()
     _stable_widget_ids(nb)
+    _merge_streams(nb)
     nbformat.validate(nb)
     nbformat.write(nb, path)
 
