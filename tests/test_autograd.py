@@ -905,3 +905,35 @@ def test_fill_on_non_leaf_gives_zero_gradient():
     y.fill_(2.0)
     y.sum().backward()
     assert x.grad.tolist() == [0.0, 0.0, 0.0]  # zeros, not None, as in PyTorch
+
+
+# --- .grad owns its memory (AccumulateGrad may take a fresh gradient without copying) ------------
+def test_grad_never_aliases_another_grad_or_the_callers_tensor():
+    x, y = leaf(1.0, 1.0), leaf(1.0, 1.0)
+    (x + y).sum().backward()  # AddBackward0 sends the same gradient tensor to both leaves
+    with minigrad.no_grad():
+        x.grad.mul_(5)
+    assert x.grad.tolist() == [5.0, 5.0] and y.grad.tolist() == [1.0, 1.0]
+
+    g = minigrad.ones(2)
+    z = leaf(1.0, 1.0)
+    z.backward(g)  # a leaf as the root: its .grad must not be the caller's tensor
+    with minigrad.no_grad():
+        z.grad.mul_(2)
+    assert g.tolist() == [1.0, 1.0] and z.grad.tolist() == [2.0, 2.0]
+
+    stash = []
+    w = leaf(1.0, 2.0)
+    w.register_hook(lambda grad: stash.append(grad * 1) or stash[-1])
+    (w * 3).sum().backward()
+    with minigrad.no_grad():
+        w.grad.zero_()
+    assert stash[0].tolist() == [3.0, 3.0]
+
+
+def test_fresh_gradient_is_taken_without_copy_and_stays_writable():
+    w = minigrad.randn(4, 3, requires_grad=True)
+    minigrad.nn.functional.linear(minigrad.randn(2, 3), w).sum().backward()
+    assert w.grad._data.flags.writeable and w.grad._data.base is None
+    with minigrad.no_grad():
+        w.grad.mul_(0.5)  # in-place on .grad works (e.g. gradient clipping)

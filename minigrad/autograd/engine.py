@@ -27,7 +27,7 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
     tensors = (tensors,) if isinstance(tensors, Tensor) else tuple(tensors)
     if grad_tensors is None or isinstance(grad_tensors, Tensor):
         grad_tensors = (grad_tensors,) * len(tensors) if grad_tensors is None else (grad_tensors,)
-    grads = _make_grads(tensors, tuple(grad_tensors), "backward")
+    grads = _make_grads(tensors, tuple(grad_tensors), "backward", create_graph)
     if retain_graph is None:
         retain_graph = create_graph
     if inputs is not None:
@@ -56,7 +56,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
             )
     if grad_outputs is None or isinstance(grad_outputs, Tensor):
         grad_outputs = (grad_outputs,) * len(outputs) if grad_outputs is None else (grad_outputs,)
-    grads = _make_grads(outputs, tuple(grad_outputs), "grad")
+    grads = _make_grads(outputs, tuple(grad_outputs), "grad", create_graph)
     if retain_graph is None:
         retain_graph = create_graph
     found = _run(outputs, grads, retain_graph, create_graph, targets=inputs, accumulate=False)
@@ -75,7 +75,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
     return tuple(result)
 
 
-def _make_grads(tensors: Sequence[Tensor], grads: Sequence, where: str) -> list:
+def _make_grads(tensors: Sequence[Tensor], grads: Sequence, where: str, create_graph: bool) -> list:
     if len(grads) != len(tensors):
         raise RuntimeError(f"grad_tensors should have the same length as tensors ({len(grads)} != {len(tensors)})")
     out = []
@@ -101,6 +101,11 @@ def _make_grads(tensors: Sequence[Tensor], grads: Sequence, where: str) -> list:
         else:
             if not isinstance(g, Tensor):
                 g = Tensor._wrap(np.asarray(g, dtype=t._data.dtype))
+            elif not (create_graph and g._rg):
+                # A tensor of our own around the caller's data: AccumulateGrad then sees that the
+                # array is shared and copies it instead of taking it. (When the backward is recorded
+                # and the gradient requires grad, it must stay the caller's tensor.)
+                g = Tensor._wrap(g._data)
             if g._data.shape != t._data.shape:
                 raise RuntimeError(
                     f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape!r} and output[{i}] has a "

@@ -17,6 +17,7 @@ Every built-in operation of minigrad (``_ops``) is written this way too.
 from __future__ import annotations
 
 import functools
+import sys
 import traceback
 import warnings
 from typing import Any
@@ -219,8 +220,21 @@ class AccumulateGrad(BackwardNode):
                 if new is not None:
                     grad = new
         if var._grad is None:
-            # Own the memory: the same gradient tensor may also flow elsewhere (e.g. x + x).
-            var._grad = grad if create_graph else Tensor._wrap(grad._data.copy())
+            if create_graph:
+                var._grad = grad
+                return
+            arr = grad._data
+            if not hooks and arr.base is None and arr.flags.writeable and sys.getrefcount(arr) == 3:
+                # Nothing else holds this freshly computed array (the refcount is: `arr`, the
+                # argument of getrefcount and grad._data), so .grad can take it without a copy,
+                # as PyTorch's AccumulateGrad does. The gradient tensor keeps a read-only view,
+                # so if it also flows to another leaf (e.g. x + y) that one copies.
+                view = arr.view()
+                view.flags.writeable = False
+                grad._data = view
+                var._grad = Tensor._wrap(arr)
+            else:
+                var._grad = Tensor._wrap(arr.copy())
         elif create_graph:
             var._grad = var._grad + grad
         else:
