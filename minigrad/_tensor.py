@@ -76,6 +76,10 @@ class Tensor:
     def __init__(self, data: Any = (), *, requires_grad: bool = False) -> None:
         # torch.Tensor(data) makes a tensor of the default float dtype.
         arr = np.array(data.numpy() if isinstance(data, Tensor) else data, dtype=_dtype._default[0].np_dtype)
+        self._init_leaf(arr, requires_grad)
+
+    def _init_leaf(self, arr: np.ndarray, requires_grad: bool) -> None:
+        """Fill the fields of a new leaf tensor (constructors of Tensor and its subclasses)."""
         self._data = arr
         self._rg = False
         self.grad_fn = None

@@ -27,16 +27,7 @@ class Parameter(Tensor):
                 f"Parameter(data): expected a Tensor, got {type(data).__name__}\n"
                 "Wrap the values first, e.g. nn.Parameter(minigrad.tensor([1., 2.]))."
             )
-        self._data = arr
-        self._rg = False
-        self.grad_fn = None
-        self._grad = None
-        self._output_nr = 0
-        self._vc = None
-        self._base = None
-        self._extra = None
-        if requires_grad:
-            self.requires_grad_(True)
+        self._init_leaf(arr, requires_grad)
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
