@@ -189,7 +189,24 @@ class Relu(Function):
     @staticmethod
     def backward(ctx, g):
         (out,) = ctx.saved_tensors
-        return g * (out > 0)  # gradient 0 at x == 0, PyTorch's convention
+        return ThresholdBackward.apply(g, out)  # gradient 0 at x == 0, PyTorch's convention
+
+
+class ThresholdBackward(Function):
+    """relu's backward as one operation, as in PyTorch: ``g`` where ``out > 0``, else 0."""
+
+    _node_name = "ThresholdBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, g, out):
+        ctx.save_for_backward(out)
+        return _wrap(np.where(out._data > 0, g._data, 0).astype(g._data.dtype, copy=False))
+
+    @staticmethod
+    def backward(ctx, gg):
+        (out,) = ctx.saved_tensors
+        # Linear in g (the mask does not depend on it); no gradient flows to the mask.
+        return ThresholdBackward.apply(gg, out), None
 
 
 class Sign(Function):
