@@ -330,3 +330,29 @@ def draw_graph(tensor: Tensor, ax=None, names: Mapping[Tensor, str] | None = Non
         ax.text(0.5, -0.01, key, transform=ax.transAxes, ha="center", va="top", fontsize=max(fs - 1.5, 6),
                 color="#444444")
     return fig
+
+
+_PLAYER_SYMBOLS = {"fa-minus": "\u2212", "fa-fast-backward": "\u21e4", "fa-step-backward": "\u25c1",
+                   "fa-play fa-flip-horizontal": "\u25c0", "fa-pause": "\u2016", "fa-play": "\u25b6",
+                   "fa-step-forward": "\u25b7", "fa-fast-forward": "\u21e5", "fa-plus": "+"}
+
+
+def animation_html(anim, name: str, **kwargs) -> str:
+    """A matplotlib animation as self-contained HTML: the static stand-in for a slider.
+
+    ``anim.to_jshtml()`` names its elements with a random id and loads its button icons from
+    the internet. Here the id is ``name`` (the same page on every run, so stored notebook
+    outputs do not change) and the buttons use plain symbols (the page works offline).
+    Keyword arguments go to ``to_jshtml`` (e.g. ``fps``, ``default_mode``).
+    """
+    import re
+
+    html = anim.to_jshtml(**kwargs)
+    random_id = re.search(r'id="_anim_img(\w+)"', html).group(1)
+    html = html.replace(random_id, name)
+    html = re.sub(r'<link rel="stylesheet"\s+href="https?://[^"]*">', "", html)
+    for icon, symbol in _PLAYER_SYMBOLS.items():
+        html = html.replace(f'<i class="fa {icon}"></i>', symbol)
+    if "https://" in html or 'class="fa ' in html:
+        raise RuntimeError("animation_html: matplotlib's player changed; it still loads something from the web")
+    return html

@@ -173,3 +173,23 @@ def test_deterministic_labels_and_positions():
 def test_rejects_non_tensor():
     with pytest.raises(TypeError, match="draw_graph expects a minigrad Tensor"):
         draw_graph([1, 2, 3])
+
+
+def test_animation_html_is_offline_and_stable():
+    from matplotlib import animation
+    import matplotlib.pyplot as plt
+
+    from minigrad.viz import animation_html
+
+    def make():
+        fig, ax = plt.subplots(figsize=(2, 2), dpi=40)
+        line, = ax.plot([0, 1], [0, 0])
+        anim = animation.FuncAnimation(fig, lambda i: line.set_ydata([0, i]), frames=3)
+        html = animation_html(anim, "demo", fps=2)
+        plt.close(fig)
+        return html
+
+    first, second = make(), make()
+    assert first == second  # no random ids: stored outputs stay the same
+    assert "https://" not in first and 'class="fa ' not in first  # nothing fetched from the web
+    assert 'id="_anim_imgdemo"' in first

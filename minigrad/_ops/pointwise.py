@@ -200,7 +200,7 @@ class ThresholdBackward(Function):
     @staticmethod
     def forward(ctx, g, out):
         ctx.save_for_backward(out)
-        return _wrap(np.where(out._data > 0, g._data, 0).astype(g._data.dtype, copy=False))
+        return _wrap(g._data * (out._data > 0))  # multiplying by the mask beats np.where on speed
 
     @staticmethod
     def backward(ctx, gg):
