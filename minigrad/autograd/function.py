@@ -374,30 +374,49 @@ def _apply_recording(cls, args: tuple):
 
     to_save = ctx._to_save
     if to_save is not None:
-        saved = []
+        # Record each saved tensor's version. An output of this node is kept as its array
+        # (_SavedOutput), not as the tensor, which points back here through grad_fn.
         versions = []
         for t in to_save:
             if t is None:
-                saved.append(None)
                 versions.append(0)
-            elif t.grad_fn is ctx:  # one of this node's outputs: avoid a reference cycle
-                so = _new(_SavedOutput)
-                vc = t._vc
-                if vc is None:
-                    vc = t._vc = [0]
-                so.data, so.vc, so.output_nr = t._data, vc, t._output_nr
-                saved.append(so)
-                versions.append(vc[0])
+            elif t.grad_fn is ctx:
+                _pack_with_outputs(ctx, to_save)
+                break
             else:
-                saved.append(t)
                 vc = t._vc
                 versions.append(0 if vc is None else vc[0])
-        ctx._saved = tuple(saved)
-        ctx._saved_versions = tuple(versions)
-        ctx._to_save = None
+        else:
+            ctx._saved = to_save  # no outputs among them (the common case): keep the tuple as is
+            ctx._saved_versions = tuple(versions)
+            ctx._to_save = None
     if _Anomaly.enabled:
         ctx._forward_trace = traceback.format_stack()[:-2]
     return out
+
+
+def _pack_with_outputs(ctx, to_save: tuple) -> None:
+    saved = []
+    versions = []
+    for t in to_save:
+        if t is None:
+            saved.append(None)
+            versions.append(0)
+        elif t.grad_fn is ctx:  # one of this node's outputs: avoid a reference cycle
+            so = _new(_SavedOutput)
+            vc = t._vc
+            if vc is None:
+                vc = t._vc = [0]
+            so.data, so.vc, so.output_nr = t._data, vc, t._output_nr
+            saved.append(so)
+            versions.append(vc[0])
+        else:
+            saved.append(t)
+            vc = t._vc
+            versions.append(0 if vc is None else vc[0])
+    ctx._saved = tuple(saved)
+    ctx._saved_versions = tuple(versions)
+    ctx._to_save = None
 
 
 def _builtin_apply(cls, *args):
