@@ -194,23 +194,24 @@ def minigrad_chain(n_ops):
     return run
 
 
-def minigrad_mlp(bench):
-    import minigrad
-    from minigrad import nn
+def _mlp(lib, bench):
+    """The MLP training step, written once: minigrad and PyTorch take the same code."""
+    import numpy as np
 
+    nn = lib.nn
     sizes, batch, classes = MLP[bench]
-    x, y, weights = _mlp_data(__import__("numpy"), sizes, batch, classes)
+    x, y, weights = _mlp_data(np, sizes, batch, classes)
     layers = []
     for i in range(len(sizes) - 1):
         layers.append(nn.Linear(sizes[i], sizes[i + 1]))
         if i < len(sizes) - 2:
             layers.append(nn.ReLU())
     model = nn.Sequential(*layers)
-    with minigrad.no_grad():
+    with lib.no_grad():
         for p, w in zip(model.parameters(), weights):
-            p.copy_(minigrad.from_numpy(w))
-    X, Y = minigrad.from_numpy(x), minigrad.from_numpy(y)
-    opt = minigrad.optim.SGD(model.parameters(), lr=LR)
+            p.copy_(lib.from_numpy(w))
+    X, Y = lib.from_numpy(x), lib.from_numpy(y)
+    opt = lib.optim.SGD(model.parameters(), lr=LR)
     loss_fn = nn.functional.cross_entropy if classes else nn.functional.mse_loss
 
     def step():
@@ -221,6 +222,12 @@ def minigrad_mlp(bench):
         return loss
 
     return step, opt.zero_grad
+
+
+def minigrad_mlp(bench):
+    import minigrad
+
+    return _mlp(minigrad, bench)
 
 
 # --- PyTorch -----------------------------------------------------------------------------
@@ -255,33 +262,7 @@ def torch_chain(n_ops):
 
 
 def torch_mlp(bench):
-    import numpy as np
-
-    torch = _torch()
-    nn = torch.nn
-    sizes, batch, classes = MLP[bench]
-    x, y, weights = _mlp_data(np, sizes, batch, classes)
-    layers = []
-    for i in range(len(sizes) - 1):
-        layers.append(nn.Linear(sizes[i], sizes[i + 1]))
-        if i < len(sizes) - 2:
-            layers.append(nn.ReLU())
-    model = nn.Sequential(*layers)
-    with torch.no_grad():
-        for p, w in zip(model.parameters(), weights):
-            p.copy_(torch.from_numpy(w))
-    X, Y = torch.from_numpy(x), torch.from_numpy(y)
-    opt = torch.optim.SGD(model.parameters(), lr=LR)
-    loss_fn = nn.functional.cross_entropy if classes else nn.functional.mse_loss
-
-    def step():
-        opt.zero_grad()
-        loss = loss_fn(model(X), Y)
-        loss.backward()
-        opt.step()
-        return loss
-
-    return step, opt.zero_grad
+    return _mlp(_torch(), bench)
 
 
 ENGINES = {"numpy": (numpy_chain, numpy_mlp), "minigrad": (minigrad_chain, minigrad_mlp),
