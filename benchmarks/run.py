@@ -174,17 +174,16 @@ def numpy_mlp(bench):
 
 
 # --- minigrad ---------------------------------------------------------------------------
-def minigrad_chain(n_ops):
+def _chain(lib, n_ops):
+    """The elementwise chain, written once: minigrad and PyTorch take the same code."""
     import numpy as np
 
-    import minigrad
-
     x0, w, b = _chain_data(np)
-    W, B = minigrad.tensor(w), minigrad.tensor(b)
+    W, B = lib.tensor(w), lib.tensor(b)
     cycles = n_ops // 5
 
     def run():
-        x = minigrad.tensor(x0, requires_grad=True)
+        x = lib.tensor(x0, requires_grad=True)
         h = x
         for _ in range(cycles):
             h = (h * W + B).log().exp().relu()
@@ -192,6 +191,12 @@ def minigrad_chain(n_ops):
         return x.grad
 
     return run
+
+
+def minigrad_chain(n_ops):
+    import minigrad
+
+    return _chain(minigrad, n_ops)
 
 
 def _mlp(lib, bench):
@@ -243,22 +248,7 @@ def _torch():
 
 
 def torch_chain(n_ops):
-    import numpy as np
-
-    torch = _torch()
-    x0, w, b = _chain_data(np)
-    W, B = torch.tensor(w), torch.tensor(b)
-    cycles = n_ops // 5
-
-    def run():
-        x = torch.tensor(x0, requires_grad=True)
-        h = x
-        for _ in range(cycles):
-            h = (h * W + B).log().exp().relu()
-        h.sum().backward()
-        return x.grad
-
-    return run
+    return _chain(_torch(), n_ops)
 
 
 def torch_mlp(bench):

@@ -44,16 +44,8 @@ class Adam(Optimizer):
             lr = group["lr"]
             beta1, beta2 = group["betas"]
             eps = group["eps"]
-            wd = group["weight_decay"]
             amsgrad = group["amsgrad"]
-            for p in group["params"]:
-                grad = p._grad
-                if grad is None:
-                    continue
-                d = p._data
-                g = grad._data
-                if group["maximize"]:
-                    g = -g
+            for p, d, g in self._gradients(group):
                 s = self.state[p]
                 if not s:
                     s["step"] = Tensor._wrap(np.array(0.0, dtype=np.float32))
@@ -63,8 +55,6 @@ class Adam(Optimizer):
                         s["max_exp_avg_sq"] = Tensor._wrap(np.zeros_like(d))
                 s["step"]._data += 1
                 t = float(s["step"]._data)
-                if wd != 0:
-                    g = g + wd * d
                 m = s["exp_avg"]._data
                 v = s["exp_avg_sq"]._data
                 m *= beta1

@@ -91,6 +91,25 @@ class Optimizer:
         with enable_grad():
             return closure()
 
+    @staticmethod
+    def _gradients(group: dict):
+        """``(param, its array, its gradient array)`` for each parameter of ``group`` that has a
+        gradient; the gradient is already negated for ``maximize`` and has the weight decay
+        (``weight_decay * param``) added, as every PyTorch optimizer here starts."""
+        wd = group["weight_decay"]
+        maximize = group["maximize"]
+        for p in group["params"]:
+            grad = p._grad
+            if grad is None:
+                continue
+            d = p._data
+            g = grad._data
+            if maximize:
+                g = -g
+            if wd != 0:
+                g = g + wd * d
+            yield p, d, g
+
     # --- saving and restoring -------------------------------------------------------
     def state_dict(self) -> dict:
         """``{"state": {index: {...}}, "param_groups": [...]}`` with parameters replaced by indices."""

@@ -40,19 +40,8 @@ class SGD(Optimizer):
             lr = group["lr"]
             momentum = group["momentum"]
             dampening = group["dampening"]
-            wd = group["weight_decay"]
             nesterov = group["nesterov"]
-            maximize = group["maximize"]
-            for p in group["params"]:
-                grad = p._grad
-                if grad is None:
-                    continue
-                d = p._data
-                g = grad._data
-                if maximize:
-                    g = -g
-                if wd != 0:
-                    g = g + wd * d
+            for p, d, g in self._gradients(group):
                 if momentum != 0:
                     s = state[p]
                     buf = s.get("momentum_buffer")
