@@ -344,26 +344,18 @@ def worker(engine: str, bench: str, mode: str, repeats: int) -> dict:
         run = chain(n_ops)
         run()  # warm-up (lazy imports, caches)
         res["n_ops"] = n_ops
-        if mode == "mem":
-            res.update(measure_memory(run, None, engine != "torch"))
-            return res
-        times = []
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            run()
-            times.append(time.perf_counter() - t0)
-        res["times"] = times
-        return res
-    step, reset = mlp(bench)
-    for _ in range(3):
-        step()  # warm-up
+        reset = None
+    else:
+        run, reset = mlp(bench)
+        for _ in range(3):
+            run()  # warm-up
     if mode == "mem":
-        res.update(measure_memory(step, reset, engine != "torch"))
+        res.update(measure_memory(run, reset, engine != "torch"))
         return res
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
-        step()
+        run()
         times.append(time.perf_counter() - t0)
     res["times"] = times
     return res
