@@ -65,6 +65,7 @@ class FunctionCtx:
     _to_save: tuple | None = None
     _saved: tuple | None = None
     _saved_versions: tuple = ()
+    _saved_outputs = False  # some saved tensors are this node's outputs (kept as _SavedOutput)
     _freed = False
     _dirty: tuple = ()
     _non_differentiable: tuple = ()
@@ -97,6 +98,17 @@ class FunctionCtx:
                     "backward. Pass retain_graph=True to the first backward() if you need a second one."
                 )
             return self._to_save or ()  # read inside forward itself
+        if not self._saved_outputs:
+            # Only inputs (or None) were saved: check their versions and hand back the tuple itself.
+            versions = self._saved_versions
+            i = 0
+            for t in saved:
+                if t is not None:
+                    vc = t._vc
+                    if vc is not None and vc[0] != versions[i]:
+                        self._raise_modified(i, t, vc[0], versions[i])
+                i += 1
+            return saved
         out = []
         for i, s in enumerate(saved):
             if s is None:
@@ -398,6 +410,7 @@ def _apply_recording(cls, args: tuple):
 def _pack_with_outputs(ctx, to_save: tuple) -> None:
     saved = []
     versions = []
+    has_output = False
     for t in to_save:
         if t is None:
             saved.append(None)
@@ -408,6 +421,7 @@ def _pack_with_outputs(ctx, to_save: tuple) -> None:
             if vc is None:
                 vc = t._vc = [0]
             so.data, so.vc, so.output_nr = t._data, vc, t._output_nr
+            has_output = True
             saved.append(so)
             versions.append(vc[0])
         else:
@@ -416,6 +430,8 @@ def _pack_with_outputs(ctx, to_save: tuple) -> None:
             versions.append(0 if vc is None else vc[0])
     ctx._saved = tuple(saved)
     ctx._saved_versions = tuple(versions)
+    if has_output:
+        ctx._saved_outputs = True
     ctx._to_save = None
 
 
@@ -424,13 +440,68 @@ def _builtin_apply(cls, *args):
     if _GradMode.enabled:
         for a in args:
             if isinstance(a, Tensor) and a._rg:
-                return _apply_recording(cls, args)
+                return _record_builtin(cls, args)
     return cls.forward(_NO_GRAPH_CTX, *args)
 
 
+# needs_input_grad tuples, shared: _NEEDS[number of arguments][bit mask, first argument highest]
+_NEEDS = [[tuple(bool(m >> (n - 1 - k) & 1) for k in range(n)) for m in range(1 << n)] for n in range(7)]
+_ZERO_VERSIONS = [(0,) * n for n in range(16)]
+
+
+def _record_builtin(cls, args: tuple):
+    """``_apply_recording`` for minigrad's own ops, the hot path of every recorded operation.
+
+    Their forwards are pure NumPy (no minigrad operation inside), so grad mode need not be
+    switched off, and they always return fresh tensors. Shared tuples are used where the
+    values repeat (needs_input_grad, versions), so each operation creates few objects.
+    """
+    ctx = _new(cls._backward_cls)
+    edges = []
+    mask = 0
+    for a in args:
+        mask <<= 1
+        if isinstance(a, Tensor):
+            if a._rg:
+                fn = a.grad_fn
+                data = a._data
+                edges.append((a._grad_accumulator() if fn is None else fn, a._output_nr, data.shape, data.dtype))
+                mask |= 1
+            else:
+                edges.append(False)
+        else:
+            edges.append(None)
+    n = len(args)
+    ctx._edges = tuple(edges)
+    ctx.needs_input_grad = _NEEDS[n][mask] if n < 7 else tuple(bool(e) for e in edges)
+
+    out = cls.forward(ctx, *args)
+
+    if out.__class__ is Tensor and not ctx._special and out._data.dtype.kind == "f":
+        out.grad_fn = ctx  # the common case: one fresh floating output
+        out._rg = True
+    else:
+        out, _ = _wrap_outputs(cls, ctx, args, out)
+
+    saved = ctx._saved  # set by _trusted_save_for_backward
+    if saved is not None:
+        for t in saved:
+            if t is not None and (t._vc is not None or t.grad_fn is ctx):
+                _pack_with_outputs(ctx, saved)  # versions to record, or outputs to keep as arrays
+                break
+        else:
+            ctx._saved_versions = _ZERO_VERSIONS[len(saved)]
+    if _Anomaly.enabled:
+        ctx._forward_trace = traceback.format_stack()[:-2]
+    return out
+
+
 def _trusted_save_for_backward(self, *tensors) -> None:
-    """save_for_backward for minigrad's own ops: they pass tensors or None, so skip the checks."""
-    self._to_save = tensors
+    """save_for_backward for minigrad's own ops: they pass tensors or None, so skip the checks.
+
+    The tuple goes straight to ``_saved``; ``_record_builtin`` then records the versions.
+    """
+    self._saved = tensors
 
 
 class _NoGraphCtx(FunctionCtx):
