@@ -432,41 +432,41 @@ class Tensor:
     # --- arithmetic operators -----------------------------------------------------
     def __add__(self, other):
         if isinstance(other, Tensor):
-            return _ops.Add.apply(self, other)
-        return _ops.AddScalar.apply(self, _scalar(other, "add"))
+            return _apply_pair(_ops.Add, self, other)
+        return _apply_first(_ops.AddScalar, self, _scalar(other, "add"))
 
     __radd__ = __add__
 
     def __sub__(self, other):
         if isinstance(other, Tensor):
-            return _ops.Sub.apply(self, other)
-        return _ops.SubScalar.apply(self, _scalar(other, "sub"))
+            return _apply_pair(_ops.Sub, self, other)
+        return _apply_first(_ops.SubScalar, self, _scalar(other, "sub"))
 
     def __rsub__(self, other):
-        return _ops.RSubScalar.apply(self, _scalar(other, "rsub"))
+        return _apply_first(_ops.RSubScalar, self, _scalar(other, "rsub"))
 
     def __mul__(self, other):
         if isinstance(other, Tensor):
-            return _ops.Mul.apply(self, other)
-        return _ops.MulScalar.apply(self, _scalar(other, "mul"))
+            return _apply_pair(_ops.Mul, self, other)
+        return _apply_first(_ops.MulScalar, self, _scalar(other, "mul"))
 
     __rmul__ = __mul__
 
     def __truediv__(self, other):
         if isinstance(other, Tensor):
-            return _ops.Div.apply(self, other)
-        return _ops.DivScalar.apply(self, _scalar(other, "div"))
+            return _apply_pair(_ops.Div, self, other)
+        return _apply_first(_ops.DivScalar, self, _scalar(other, "div"))
 
     def __rtruediv__(self, other):
-        return _ops.RDivScalar.apply(self, _scalar(other, "div"))
+        return _apply_first(_ops.RDivScalar, self, _scalar(other, "div"))
 
     def __pow__(self, other):
         if isinstance(other, Tensor):
-            return _ops.Pow.apply(self, other)
-        return _ops.PowScalar.apply(self, _scalar(other, "pow"))
+            return _apply_pair(_ops.Pow, self, other)
+        return _apply_first(_ops.PowScalar, self, _scalar(other, "pow"))
 
     def __rpow__(self, other):
-        return _ops.RPowScalar.apply(self, _scalar(other, "pow"))
+        return _apply_first(_ops.RPowScalar, self, _scalar(other, "pow"))
 
     def __matmul__(self, other):
         return _ops.matmul(self, other)
@@ -475,13 +475,13 @@ class Tensor:
         return _ops.matmul(_as_tensor(other), self)
 
     def __neg__(self):
-        return _ops.Neg.apply(self)
+        return _apply_first(_ops.Neg, self)
 
     def __pos__(self):
         return self
 
     def __abs__(self):
-        return _ops.Abs.apply(self)
+        return _apply_first(_ops.Abs, self)
 
     # In-place operators go through the in-place methods (version counter, leaf checks).
     def __iadd__(self, other):
@@ -657,4 +657,5 @@ class RemovableHandle:
 
 
 from . import _ops  # noqa: E402  (the op catalogue needs Tensor defined first)
+from .autograd.function import _apply_first, _apply_pair  # noqa: E402  (the operators' hot path)
 from . import _printing  # noqa: E402

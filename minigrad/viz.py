@@ -70,33 +70,22 @@ def _root_node(tensor: Tensor):
 def backward_order(tensor: Tensor) -> list:
     """The graph nodes behind ``tensor`` in the order ``tensor.backward()`` runs them.
 
-    The engine's rule: a node runs once every node that sends it a gradient has run
-    (so the gradients of a fan-out are summed first); among the nodes that are ready,
-    the most recently readied one runs first. Returns [] for a tensor with no graph.
+    The engine's rule (PyTorch's too): among the nodes that have received a gradient, the
+    newest runs first. A node is always newer than the nodes that produced its inputs, so
+    every node runs after all the nodes that send it a gradient (the gradients of a
+    fan-out are summed first). Returns [] for a tensor with no graph.
     """
     root = _root_node(tensor)
     if root is None:
         return []
-    deps: dict = {}
-    seen = {id(root)}
+    seen = {id(root): root}
     stack = [root]
     while stack:
-        node = stack.pop()
-        for child, _, _ in _edges(node):
-            deps[id(child)] = deps.get(id(child), 0) + 1
+        for child, _, _ in _edges(stack.pop()):
             if id(child) not in seen:
-                seen.add(id(child))
+                seen[id(child)] = child
                 stack.append(child)
-    ready = [root]
-    order = []
-    while ready:
-        node = ready.pop()
-        order.append(node)
-        for child, _, _ in _edges(node):
-            deps[id(child)] -= 1
-            if deps[id(child)] == 0:
-                ready.append(child)
-    return order
+    return sorted(seen.values(), key=lambda node: getattr(node, "_seq", 0), reverse=True)
 
 
 def _kind(node) -> str:

@@ -246,6 +246,32 @@ def test_random_graphs_match_torch(seed):
             np.testing.assert_allclose(m, t, rtol=1e-8, atol=1e-12)
 
 
+def _hook_order(T):
+    """The order in which backward reaches each tensor of a graph with fan-out, two leaves used
+    twice and a leaf used late: hooks on intermediates fire when their node runs, hooks on
+    leaves when their AccumulateGrad runs."""
+    order = []
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    w = T.tensor([0.5, -1.0], requires_grad=True)
+    named = {}
+    a = x * w
+    b = a.exp()
+    c = a.sin()
+    d = (b * c + x).tanh()
+    e = d * w
+    out = e.sum() + b.sum()
+    named.update(x=x, w=w, a=a, b=b, c=c, d=d, e=e)
+    for name, t in named.items():
+        t.register_hook(lambda g, name=name: order.append(name))
+    out.backward()
+    return order
+
+
+def test_backward_runs_nodes_and_accumulates_leaves_in_pytorchs_order():
+    torch = _torch()
+    assert _hook_order(minigrad) == _hook_order(torch)
+
+
 def test_second_order_matches_torch():
     torch = _torch()
     data = np.random.default_rng(5).standard_normal((3, 4))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor, _wrap_dim
+from ..autograd.function import _apply_first
 from ..autograd.grad_mode import _GradMode
 from .arithmetic import (Add, AddScalar, Clone, Div, DivScalar, Mul, MulScalar, Neg, Pow, PowScalar, RDivScalar,
                          RPowScalar, RSubScalar, Sub, SubScalar, ToDtype)
@@ -52,7 +53,10 @@ def neg(a):
 
 def _unary(cls):
     def op(a):
-        return cls.apply(a)
+        if not isinstance(a, Tensor):
+            raise TypeError(f"{op.__name__}(): argument 'input' (position 1) must be Tensor, not {type(a).__name__}"
+                            f"\nminigrad.{op.__name__} takes a tensor; wrap numbers with minigrad.tensor(...).")
+        return _apply_first(cls, a)
 
     op.__name__ = cls.__name__.lower()
     op.__doc__ = f"Elementwise {cls.__name__.lower()} (differentiable)."

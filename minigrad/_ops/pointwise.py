@@ -11,6 +11,18 @@ from .arithmetic import _broadcast_error
 _wrap = Tensor._wrap
 
 
+class _Zeros(dict):
+    """A 0-d zero array per dtype. NumPy combines an array with one of these faster than
+    with the Python number 0, which it must first convert (measured: ~0.3 us a call)."""
+
+    def __missing__(self, dtype):
+        zero = self[dtype] = np.zeros((), dtype)
+        return zero
+
+
+_ZERO = _Zeros()
+
+
 class Exp(Function):
     _node_name = "ExpBackward0"
 
@@ -182,7 +194,8 @@ class Relu(Function):
 
     @staticmethod
     def forward(ctx, a):
-        out = _wrap(np.maximum(a._data, 0))
+        x = a._data
+        out = _wrap(np.maximum(x, _ZERO[x.dtype]))
         ctx.save_for_backward(out)
         return out
 
@@ -200,7 +213,8 @@ class ThresholdBackward(Function):
     @staticmethod
     def forward(ctx, g, out):
         ctx.save_for_backward(out)
-        return _wrap(g._data * (out._data > 0))  # multiplying by the mask beats np.where on speed
+        o = out._data
+        return _wrap(g._data * (o > _ZERO[o.dtype]))  # multiplying by the mask beats np.where on speed
 
     @staticmethod
     def backward(ctx, gg):

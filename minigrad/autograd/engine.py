@@ -1,16 +1,20 @@
 """The backward pass: walk the graph from the output to the leaves, once per node.
 
-1. Count, for every node reachable from the roots, how many edges point at it
-   (an explicit stack, so a chain of 100,000 operations needs no recursion).
-2. Start from the roots with their gradients; a node is *ready* when every node that
-   feeds it has run, so fan-out gradients are summed before the node runs.
-3. Run the ready node's backward, check what it returned (number, type, shape; a
-   broadcast input gets its gradient summed back to its shape), pass the results on.
+1. Every graph node has a sequence number, given when it was created; a node is always
+   newer than the nodes its edges point to (they produced its inputs).
+2. Start from the roots with their gradients. Repeatedly take the *newest* node that has
+   received a gradient (a priority queue, no recursion, so a chain of 100,000 operations
+   is fine). Every node that could still send it a gradient is newer, so has already run:
+   fan-out gradients are summed before a node runs, as in PyTorch, whose ready queue is
+   ordered by the same sequence numbers.
+3. Run the node's backward, check what it returned (number, type, shape; a broadcast
+   input gets its gradient summed back to its shape), pass the results on.
 Saved tensors are freed as each node finishes, unless ``retain_graph``.
 """
 from __future__ import annotations
 
 import warnings
+from heapq import heappop, heappush
 from typing import Sequence
 
 import numpy as np
@@ -122,20 +126,6 @@ def _run(roots: Sequence[Tensor], root_grads: list, retain_graph: bool, create_g
     root_edges = [(t.grad_fn, t._output_nr) if t.grad_fn is not None else (t._grad_accumulator(), 0)
                   for t in roots]
 
-    # 1. Dependencies: how many edges point at each node.
-    deps: dict = {}
-    seen = {n for n, _ in root_edges}
-    stack = list(seen)
-    while stack:
-        node = stack.pop()
-        for e in node._edges:
-            if e:
-                nxt = e[0]
-                deps[nxt] = deps.get(nxt, 0) + 1
-                if nxt not in seen:
-                    seen.add(nxt)
-                    stack.append(nxt)
-
     # For autograd.grad: which (node, output_nr) to capture, and which nodes to run at all.
     capture = None
     if targets is not None:
@@ -143,33 +133,29 @@ def _run(roots: Sequence[Tensor], root_grads: list, retain_graph: bool, create_g
         for k, t in enumerate(targets):
             node = t.grad_fn if t.grad_fn is not None else t._grad_accumulator()
             capture.setdefault(node, []).append((t._output_nr, k))
-        runnable = _nodes_leading_to(capture, deps, seen, root_edges)
+        runnable = _nodes_leading_to(capture, root_edges)
     found = [None] * len(targets) if targets is not None else None
 
+    # The queue holds the nodes that have received a gradient, newest (highest _seq) first.
     buffers: dict = {}
+    queue: list = []
     for (node, nr), g in zip(root_edges, root_grads):
-        _add_to_buffer(buffers, node, nr, g)
-    ready = []
-    for node, _ in root_edges:
-        if deps.get(node, 0) == 0 and node not in ready:
-            ready.append(node)
+        if _add_to_buffer(buffers, node, nr, g):
+            heappush(queue, (-node._seq, node))
 
     fast = capture is None and not _Anomaly.enabled
     prev_mode = _GradMode.enabled
     _GradMode.enabled = create_graph
     try:
-        while ready:
-            node = ready.pop()
-            buf = buffers.pop(node, None)
+        while queue:
+            node = heappop(queue)[1]
+            buf = buffers.pop(node)
             if node._plain and fast:
                 # A built-in single-output op without hooks: it returns the right number and types
                 # of gradients; shapes (broadcast inputs) and dtypes are checked below, as for all.
-                if buf is None:
-                    results = None
-                else:
-                    results = node._forward_cls.backward(node, buf)
-                    if results.__class__ is not tuple:
-                        results = (results,)
+                results = node._forward_cls.backward(node, buf)
+                if results.__class__ is not tuple:
+                    results = (results,)
             else:
                 multi = node._n_outputs > 1
                 if node._hooked:
@@ -181,75 +167,73 @@ def _run(roots: Sequence[Tensor], root_grads: list, retain_graph: bool, create_g
                     if node not in runnable and node.__class__ is not AccumulateGrad:
                         continue
                 if node.__class__ is AccumulateGrad:
-                    if accumulate and buf is not None:
+                    if accumulate:
                         node._accumulate(buf, create_graph)
                     continue
-                if buf is None or (multi and all(g is None for g in buf)):
-                    results = None  # nothing flows through this node
-                else:
-                    results = _call_backward(node, buf if multi else (buf,))
+                results = _call_backward(node, buf if multi else (buf,))
             if not retain_graph and node._saved is not None:
                 node._saved = None  # free the saved tensors
                 node._freed = True
             i = -1
             for e in node._edges:
                 i += 1
-                if not e:
-                    continue
-                nxt = e[0]
-                if results is not None:
+                if e:
                     g = results[i]
                     if g is not None:
                         arr = g._data
                         if arr.shape != e[2] or arr.dtype is not e[3]:
                             g = _fix_grad(node, i, g, e)
+                        nxt = e[0]
                         if nxt._n_outputs == 1:
                             prev = buffers.get(nxt)
-                            buffers[nxt] = g if prev is None else prev + g
-                        else:
-                            _add_to_buffer(buffers, nxt, e[1], g)
-                d = deps[nxt] - 1
-                deps[nxt] = d
-                if d == 0:
-                    ready.append(nxt)
+                            if prev is None:
+                                buffers[nxt] = g
+                                heappush(queue, (-nxt._seq, nxt))
+                            else:
+                                buffers[nxt] = prev + g
+                        elif _add_to_buffer(buffers, nxt, e[1], g):
+                            heappush(queue, (-nxt._seq, nxt))
     finally:
         _GradMode.enabled = prev_mode
     return found
 
 
-def _add_to_buffer(buffers: dict, node, nr: int, g: Tensor) -> None:
+def _add_to_buffer(buffers: dict, node, nr: int, g: Tensor) -> bool:
+    """Add a gradient for output ``nr`` of ``node``; True if the node had received none yet."""
     if node._n_outputs == 1:
         prev = buffers.get(node)
         buffers[node] = g if prev is None else prev + g
-    else:
-        buf = buffers.get(node)
-        if buf is None:
-            buf = buffers[node] = [None] * node._n_outputs
-        buf[nr] = g if buf[nr] is None else buf[nr] + g
+        return prev is None
+    buf = buffers.get(node)
+    new = buf is None
+    if new:
+        buf = buffers[node] = [None] * node._n_outputs
+    buf[nr] = g if buf[nr] is None else buf[nr] + g
+    return new
 
 
-def _nodes_leading_to(capture: dict, deps: dict, seen: set, root_edges) -> set:
+def _nodes_leading_to(capture: dict, root_edges) -> set:
     """Nodes with a path to a captured node: the only ones autograd.grad needs to run."""
-    order = []  # topological order (parents before children), by Kahn's algorithm
-    remaining = dict(deps)
-    queue = [n for n in seen if remaining.get(n, 0) == 0]
-    while queue:
-        node = queue.pop()
-        order.append(node)
-        for e in node._edges:
-            if e:
-                remaining[e[0]] -= 1
-                if remaining[e[0]] == 0:
-                    queue.append(e[0])
+    seen = {n for n, _ in root_edges}
+    stack = list(seen)
+    while stack:
+        for e in stack.pop()._edges:
+            if e and e[0] not in seen:
+                seen.add(e[0])
+                stack.append(e[0])
     leads: set = set()
     runnable: set = set()
-    for node in reversed(order):
+    for node in sorted(seen, key=_seq_of):  # oldest first: every node after the nodes it points to
         if any(e and e[0] in leads for e in node._edges):
             runnable.add(node)
             leads.add(node)
         if node in capture:
             leads.add(node)
     return runnable
+
+
+def _seq_of(node) -> int:
+    return node._seq
 
 
 def _run_tensor_hooks(node, buf, multi: bool):

@@ -17,6 +17,7 @@ Every built-in operation of minigrad (``_ops``) is written this way too.
 from __future__ import annotations
 
 import functools
+import itertools
 import sys
 import traceback
 import warnings
@@ -29,6 +30,7 @@ from .anomaly_mode import _Anomaly
 from .grad_mode import _GradMode, no_grad
 
 _new = object.__new__
+_next_seq = itertools.count(1).__next__  # creation order of graph nodes: the engine runs newest first
 
 ERR_BACKWARD_TWICE = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
@@ -166,6 +168,7 @@ class BackwardNode(FunctionCtx):
     """A node of the backward graph. ``grad_fn`` of a tensor is one of these."""
 
     _forward_cls: Any = None
+    _seq = 0                     # sequence number: every node is newer than the nodes its edges point to
     _edges: tuple = ()           # one entry per forward argument: (node, output_nr, shape, dtype) | False | None
     _n_outputs = 1
     _output_meta: tuple = ()     # (shape, dtype) per output, kept only for multi-output nodes
@@ -345,14 +348,15 @@ class Function:
 def _apply_recording(cls, args: tuple):
     """``apply`` when the graph must be recorded: build the node, run forward, attach outputs."""
     ctx = cls._backward_cls()
+    seq = ctx._seq = _next_seq()
     edges = []
     needs = []
-    for a in args:
+    for k, a in enumerate(args):
         if isinstance(a, Tensor):
             if a._rg:
                 fn = a.grad_fn
                 data = a._data
-                edges.append((a._grad_accumulator() if fn is None else fn, a._output_nr, data.shape, data.dtype))
+                edges.append((_leaf_node(a, seq, k) if fn is None else fn, a._output_nr, data.shape, data.dtype))
                 needs.append(True)
             else:
                 edges.append(False)
@@ -407,6 +411,20 @@ def _apply_recording(cls, args: tuple):
     return out
 
 
+def _leaf_node(t: Tensor, seq: int, k: int) -> "AccumulateGrad":
+    """The AccumulateGrad node of leaf ``t``, used as argument ``k`` by the node numbered ``seq``.
+
+    A new one is numbered just below its first consumer: older than every node that will
+    send it a gradient, newer than everything else, so it runs as soon as its consumers
+    have (PyTorch runs AccumulateGrad first among ready nodes). Leaves of one node are
+    numbered in argument order, the first newest, as PyTorch's queue pops them.
+    """
+    node = t._grad_accumulator()
+    if not node._seq:
+        node._seq = seq - 1 + 1 / (k + 2)
+    return node
+
+
 def _pack_with_outputs(ctx, to_save: tuple) -> None:
     saved = []
     versions = []
@@ -444,6 +462,20 @@ def _builtin_apply(cls, *args):
     return cls.forward(_NO_GRAPH_CTX, *args)
 
 
+def _apply_pair(cls, a: Tensor, b: Tensor):
+    """``cls.apply(a, b)`` for a built-in op on two tensors: the binary operators' hot path."""
+    if _GradMode.enabled and (a._rg or b._rg):
+        return _record_builtin(cls, (a, b))
+    return cls.forward(_NO_GRAPH_CTX, a, b)
+
+
+def _apply_first(cls, a: Tensor, *rest):
+    """``cls.apply(a, *rest)`` for a built-in op whose only tensor argument is ``a``."""
+    if _GradMode.enabled and a._rg:
+        return _record_builtin(cls, (a, *rest))
+    return cls.forward(_NO_GRAPH_CTX, a, *rest)
+
+
 # needs_input_grad tuples, shared: _NEEDS[number of arguments][bit mask, first argument highest]
 _NEEDS = [[tuple(bool(m >> (n - 1 - k) & 1) for k in range(n)) for m in range(1 << n)] for n in range(7)]
 _ZERO_VERSIONS = [(0,) * n for n in range(16)]
@@ -457,6 +489,7 @@ def _record_builtin(cls, args: tuple):
     values repeat (needs_input_grad, versions), so each operation creates few objects.
     """
     ctx = _new(cls._backward_cls)
+    seq = ctx._seq = _next_seq()
     edges = []
     mask = 0
     for a in args:
@@ -465,7 +498,8 @@ def _record_builtin(cls, args: tuple):
             if a._rg:
                 fn = a.grad_fn
                 data = a._data
-                edges.append((a._grad_accumulator() if fn is None else fn, a._output_nr, data.shape, data.dtype))
+                edges.append((_leaf_node(a, seq, len(edges)) if fn is None else fn, a._output_nr, data.shape,
+                              data.dtype))
                 mask |= 1
             else:
                 edges.append(False)
