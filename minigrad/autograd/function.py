@@ -472,21 +472,24 @@ def _apply_pair(cls, a: Tensor, b: Tensor):
 def _apply_first(cls, a: Tensor, *rest):
     """``cls.apply(a, *rest)`` for a built-in op whose only tensor argument is ``a``."""
     if _GradMode.enabled and a._rg:
-        return _record_builtin(cls, (a, *rest))
+        return _record_first(cls, a, rest)
     return cls.forward(_NO_GRAPH_CTX, a, *rest)
 
 
-# needs_input_grad tuples, shared: _NEEDS[number of arguments][bit mask, first argument highest]
+# Shared tuples (each operation then creates fewer objects):
+# needs_input_grad: _NEEDS[number of arguments][bit mask, first argument highest]
 _NEEDS = [[tuple(bool(m >> (n - 1 - k) & 1) for k in range(n)) for m in range(1 << n)] for n in range(7)]
 _ZERO_VERSIONS = [(0,) * n for n in range(16)]
+_NONES = [(None,) * n for n in range(8)]
+_F64 = np.dtype(np.float64)
+_F32 = np.dtype(np.float32)
 
 
 def _record_builtin(cls, args: tuple):
     """``_apply_recording`` for minigrad's own ops, the hot path of every recorded operation.
 
     Their forwards are pure NumPy (no minigrad operation inside), so grad mode need not be
-    switched off, and they always return fresh tensors. Shared tuples are used where the
-    values repeat (needs_input_grad, versions), so each operation creates few objects.
+    switched off, and they always return fresh tensors.
     """
     ctx = _new(cls._backward_cls)
     seq = ctx._seq = _next_seq()
@@ -508,10 +511,31 @@ def _record_builtin(cls, args: tuple):
     n = len(args)
     ctx._edges = tuple(edges)
     ctx.needs_input_grad = _NEEDS[n][mask] if n < 7 else tuple(bool(e) for e in edges)
+    return _run_builtin_forward(cls, ctx, args)
 
+
+def _record_first(cls, a: Tensor, rest: tuple):
+    """``_record_builtin`` when only the first argument is a tensor (and it requires grad)."""
+    ctx = _new(cls._backward_cls)
+    seq = ctx._seq = _next_seq()
+    fn = a.grad_fn
+    data = a._data
+    edge = (_leaf_node(a, seq, 0) if fn is None else fn, a._output_nr, data.shape, data.dtype)
+    if rest:
+        k = len(rest)
+        ctx._edges = (edge, *_NONES[k]) if k < 8 else (edge,) + (None,) * k
+        ctx.needs_input_grad = (True,) + (False,) * k
+        return _run_builtin_forward(cls, ctx, (a, *rest))
+    ctx._edges = (edge,)
+    ctx.needs_input_grad = (True,)
+    return _run_builtin_forward(cls, ctx, (a,))
+
+
+def _run_builtin_forward(cls, ctx, args: tuple):
+    """Run a built-in forward on its new node, attach the output, record the saved tensors' versions."""
     out = cls.forward(ctx, *args)
-
-    if out.__class__ is Tensor and not ctx._special and out._data.dtype.kind == "f":
+    if (out.__class__ is Tensor and ((dt := out._data.dtype) is _F64 or dt is _F32 or dt.kind == "f")
+            and not ctx._special):
         out.grad_fn = ctx  # the common case: one fresh floating output
         out._rg = True
     else:
@@ -526,7 +550,7 @@ def _record_builtin(cls, args: tuple):
         else:
             ctx._saved_versions = _ZERO_VERSIONS[len(saved)]
     if _Anomaly.enabled:
-        ctx._forward_trace = traceback.format_stack()[:-2]
+        ctx._forward_trace = traceback.format_stack()[:-3]
     return out
 
 
