@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ._tensor import Tensor
-from .autograd.function import AccumulateGrad, BackwardNode, _SavedOutput
+from .autograd.function import AccumulateGrad, BackwardNode
 
 __all__ = ["draw_graph", "backward_order"]
 
@@ -123,8 +123,8 @@ def _saved_lines(node, with_attrs: bool) -> list[str]:
             for s in saved:
                 if s is None:
                     parts.append("None")
-                elif isinstance(s, _SavedOutput):
-                    parts.append(f"{_fmt_shape(s.data.shape)} (output)")
+                elif s.__class__ is tuple:  # a saved output: (array, version counter, output_nr)
+                    parts.append(f"{_fmt_shape(s[0].shape)} (output)")
                 else:
                     parts.append(_fmt_shape(s.shape))
             lines.append("saved: " + ", ".join(parts))

@@ -120,8 +120,8 @@ class Mul(Function):
     @staticmethod
     def forward(ctx, a, b):
         need = ctx.needs_input_grad
-        ga, gb = need[0], need[1]
-        ctx.save_for_backward(a if gb else None, b if ga else None)
+        if need[0] or need[1]:  # each gradient needs the other operand
+            ctx.save_for_backward(a if need[1] else None, b if need[0] else None)
         return _binary("mul", np.multiply, a, b)
 
     @staticmethod

@@ -153,7 +153,7 @@ def _run(roots: Sequence[Tensor], root_grads: list, retain_graph: bool, create_g
             if node._plain and fast:
                 # A built-in single-output op without hooks: it returns the right number and types
                 # of gradients; shapes (broadcast inputs) and dtypes are checked below, as for all.
-                results = node._forward_cls.backward(node, buf)
+                results = node._builtin_backward(node, buf)
                 if results.__class__ is not tuple:
                     results = (results,)
             else:

@@ -48,11 +48,9 @@ def _describe(t: Tensor) -> str:
     return f"torch.{_TYPE_NAMES.get(t.dtype.name, t.dtype.name)} [{', '.join(map(str, t._data.shape))}]"
 
 
-class _SavedOutput:
-    """A saved *output*: kept as its array, not as the Tensor, because the Tensor points
-    back at this node through ``grad_fn`` and the cycle would outlive the graph."""
-
-    __slots__ = ("data", "vc", "output_nr")  # filled in by _apply_recording
+# A saved *output* of a node is kept as the tuple (array, version counter, output_nr), not
+# as the Tensor, because the Tensor points back at the node through ``grad_fn`` and the
+# cycle would outlive the graph.
 
 
 class FunctionCtx:
@@ -67,7 +65,7 @@ class FunctionCtx:
     _to_save: tuple | None = None
     _saved: tuple | None = None
     _saved_versions: tuple = ()
-    _saved_outputs = False  # some saved tensors are this node's outputs (kept as _SavedOutput)
+    _saved_outputs = False  # some saved tensors are this node's outputs, kept as (array, counter, nr)
     _freed = False
     _dirty: tuple = ()
     _non_differentiable: tuple = ()
@@ -116,10 +114,10 @@ class FunctionCtx:
             if s is None:
                 out.append(None)
                 continue
-            if s.__class__ is _SavedOutput:
-                vc = s.vc
-                t = Tensor._wrap(s.data)
-                t._vc, t.grad_fn, t._output_nr, t._rg = vc, self, s.output_nr, True
+            if s.__class__ is tuple:  # a saved output
+                data, vc, output_nr = s
+                t = Tensor._wrap(data)
+                t._vc, t.grad_fn, t._output_nr, t._rg = vc, self, output_nr, True
                 version = vc[0]
             else:
                 t = s
@@ -281,6 +279,7 @@ class Function:
         cls._backward_cls._fast = cls._backward_cls._plain = cls._builtin
         if cls._builtin:
             cls._backward_cls.save_for_backward = _trusted_save_for_backward
+            cls._backward_cls._builtin_backward = staticmethod(cls.backward)  # one lookup for the engine
             cls.apply = classmethod(_builtin_apply)
         if "vjp" in cls.__dict__ and "backward" in cls.__dict__:
             raise TypeError("Implementing both 'backward' and 'vjp' for a custom Function is not allowed. "
@@ -390,8 +389,8 @@ def _apply_recording(cls, args: tuple):
 
     to_save = ctx._to_save
     if to_save is not None:
-        # Record each saved tensor's version. An output of this node is kept as its array
-        # (_SavedOutput), not as the tensor, which points back here through grad_fn.
+        # Record each saved tensor's version. An output of this node is kept as (array, version
+        # counter, output_nr), not as the tensor, which points back here through grad_fn.
         versions = []
         for t in to_save:
             if t is None:
@@ -434,13 +433,11 @@ def _pack_with_outputs(ctx, to_save: tuple) -> None:
             saved.append(None)
             versions.append(0)
         elif t.grad_fn is ctx:  # one of this node's outputs: avoid a reference cycle
-            so = _new(_SavedOutput)
             vc = t._vc
             if vc is None:
                 vc = t._vc = [0]
-            so.data, so.vc, so.output_nr = t._data, vc, t._output_nr
             has_output = True
-            saved.append(so)
+            saved.append((t._data, vc, t._output_nr))
             versions.append(vc[0])
         else:
             saved.append(t)
