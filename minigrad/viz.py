@@ -48,10 +48,10 @@ def _edges(node) -> tuple:
     """(child, output_nr, shape) for every edge of ``node`` that leads to another node."""
     out = []
     raw = getattr(node, "_edges", None)
-    if raw is not None:
-        for e in raw:
-            if e:
-                out.append((e[0], e[1], tuple(e[2])))
+    if raw is not None:  # 4 entries per input: node, output_nr, shape, dtype
+        for j in range(0, len(raw), 4):
+            if raw[j]:
+                out.append((raw[j], raw[j + 1], tuple(raw[j + 2])))
         return tuple(out)
     for child, nr in getattr(node, "next_functions", ()):  # a node without minigrad internals
         if child is not None:

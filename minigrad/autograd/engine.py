@@ -174,25 +174,24 @@ def _run(roots: Sequence[Tensor], root_grads: list, retain_graph: bool, create_g
             if not retain_graph and node._saved is not None:
                 node._saved = None  # free the saved tensors
                 node._freed = True
-            i = -1
-            for e in node._edges:
-                i += 1
-                if e:
-                    g = results[i]
-                    if g is not None:
-                        arr = g._data
-                        if arr.shape != e[2] or arr.dtype is not e[3]:
-                            g = _fix_grad(node, i, g, e)
-                        nxt = e[0]
-                        if nxt._n_outputs == 1:
-                            prev = buffers.get(nxt)
-                            if prev is None:
-                                buffers[nxt] = g
-                                heappush(queue, (-nxt._seq, nxt))
-                            else:
-                                buffers[nxt] = prev + g
-                        elif _add_to_buffer(buffers, nxt, e[1], g):
+            edges = node._edges  # 4 entries per input: node, output_nr, shape, dtype
+            j = 0
+            for g in results:  # one gradient per input
+                nxt = edges[j]
+                if nxt and g is not None:
+                    arr = g._data
+                    if arr.shape != edges[j + 2] or arr.dtype is not edges[j + 3]:
+                        g = _fix_grad(node, j >> 2, g, edges[j + 2], edges[j + 3])
+                    if nxt._n_outputs == 1:
+                        prev = buffers.get(nxt)
+                        if prev is None:
+                            buffers[nxt] = g
                             heappush(queue, (-nxt._seq, nxt))
+                        else:
+                            buffers[nxt] = prev + g
+                    elif _add_to_buffer(buffers, nxt, edges[j + 1], g):
+                        heappush(queue, (-nxt._seq, nxt))
+                j += 4
     finally:
         _GradMode.enabled = prev_mode
     return found
@@ -217,14 +216,14 @@ def _nodes_leading_to(capture: dict, root_edges) -> set:
     seen = {n for n, _ in root_edges}
     stack = list(seen)
     while stack:
-        for e in stack.pop()._edges:
-            if e and e[0] not in seen:
-                seen.add(e[0])
-                stack.append(e[0])
+        for nxt in stack.pop()._edges[::4]:
+            if nxt and nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
     leads: set = set()
     runnable: set = set()
     for node in sorted(seen, key=_seq_of):  # oldest first: every node after the nodes it points to
-        if any(e and e[0] in leads for e in node._edges):
+        if any(nxt and nxt in leads for nxt in node._edges[::4]):
             runnable.add(node)
             leads.add(node)
         if node in capture:
@@ -265,11 +264,12 @@ def _call_backward(node, grads) -> tuple | list:
     return _call_custom_backward(node, grads)
 
 
-def _fix_grad(node, i: int, g: Tensor, e: tuple) -> Tensor:
-    if g._data.shape != e[2]:
-        g = _reduce_grad(node, i, g, e[2])
-    if g._data.dtype != e[3]:
-        g = g.to(_dtype_of(e[3]))
+def _fix_grad(node, i: int, g: Tensor, shape: tuple, dtype) -> Tensor:
+    """Bring the gradient for input ``i`` to the input's shape (sum_to) and dtype."""
+    if g._data.shape != shape:
+        g = _reduce_grad(node, i, g, shape)
+    if g._data.dtype != dtype:
+        g = g.to(_dtype_of(dtype))
     return g
 
 
@@ -288,7 +288,7 @@ def _call_custom_backward(node, grads) -> list:
     if res.__class__ is not tuple:
         res = tuple(res) if isinstance(res, list) else (res,)
     edges = node._edges
-    n = len(edges)
+    n = len(edges) >> 2
     if len(res) != n:
         if len(res) > n and all(r is None for r in res[n:]):
             res = res[:n]
@@ -303,23 +303,23 @@ def _call_custom_backward(node, grads) -> list:
         g = out[i]
         if g is None:
             continue
-        e = edges[i]
+        nxt = edges[4 * i]
         if not isinstance(g, Tensor):
             raise TypeError(
                 f"expected Variable or None (got {type(g).__name__})\n{fwd.__name__}.backward returned a "
                 f"{type(g).__name__} as gradient {i}; return a Tensor (or None) for each forward argument."
             )
-        if e is None:
+        if nxt is None:
             raise RuntimeError(
                 f"function {node.name()} returned a gradient different than None at position {i + 1}, but the "
                 "corresponding forward input was not a Variable\n"
                 f"{fwd.__name__}.forward's argument {i + 1} (after ctx) is not a tensor, so backward must "
                 "return None in that position."
             )
-        if e is False:
+        if nxt is False:
             out[i] = None  # this input needs no gradient
             continue
-        g = _fix_grad(node, i, g, e)
+        g = _fix_grad(node, i, g, edges[4 * i + 2], edges[4 * i + 3])
         if _Anomaly.enabled and g._data.dtype.kind == "f" and np.isnan(g._data).any():
             where = ""
             if node._forward_trace:

@@ -167,7 +167,10 @@ class BackwardNode(FunctionCtx):
 
     _forward_cls: Any = None
     _seq = 0                     # sequence number: every node is newer than the nodes its edges point to
-    _edges: tuple = ()           # one entry per forward argument: (node, output_nr, shape, dtype) | False | None
+    # The edges: 4 entries per forward argument, in one flat tuple (fewer objects per node):
+    # node that produced it (False: a tensor that needs no grad, None: not a tensor), its
+    # output_nr, and the argument's shape and dtype (the gradient must match them).
+    _edges: tuple = ()
     _n_outputs = 1
     _output_meta: tuple = ()     # (shape, dtype) per output, kept only for multi-output nodes
     _fast = False                # a built-in op's node: the engine skips re-validating its results
@@ -186,7 +189,9 @@ class BackwardNode(FunctionCtx):
         # One entry per tensor input (and per Python-number operand of arithmetic, as PyTorch
         # wraps those into tensors); (None, 0) for inputs that need no gradient.
         keep = self._forward_cls is not None and self._forward_cls._scalar_operands
-        return tuple((e[0], e[1]) if e else (None, 0) for e in self._edges if e is not None or keep)
+        edges = self._edges
+        return tuple((edges[j], edges[j + 1]) if edges[j] else (None, 0)
+                     for j in range(0, len(edges), 4) if edges[j] is not None or keep)
 
     @property
     def metadata(self) -> dict:
@@ -355,13 +360,13 @@ def _apply_recording(cls, args: tuple):
             if a._rg:
                 fn = a.grad_fn
                 data = a._data
-                edges.append((_leaf_node(a, seq, k) if fn is None else fn, a._output_nr, data.shape, data.dtype))
+                edges += (_leaf_node(a, seq, k) if fn is None else fn, a._output_nr, data.shape, data.dtype)
                 needs.append(True)
             else:
-                edges.append(False)
+                edges += _NO_GRAD_EDGE
                 needs.append(False)
         else:
-            edges.append(None)
+            edges += _NOT_TENSOR_EDGE
             needs.append(False)
     ctx._edges = tuple(edges)
     ctx.needs_input_grad = tuple(needs)
@@ -477,7 +482,8 @@ def _apply_first(cls, a: Tensor, *rest):
 # needs_input_grad: _NEEDS[number of arguments][bit mask, first argument highest]
 _NEEDS = [[tuple(bool(m >> (n - 1 - k) & 1) for k in range(n)) for m in range(1 << n)] for n in range(7)]
 _ZERO_VERSIONS = [(0,) * n for n in range(16)]
-_NONES = [(None,) * n for n in range(8)]
+_NO_GRAD_EDGE = (False, 0, None, None)   # the edge entries of a tensor argument that needs no grad
+_NOT_TENSOR_EDGE = (None, 0, None, None)  # ... and of an argument that is not a tensor
 _F64 = np.dtype(np.float64)
 _F32 = np.dtype(np.float32)
 
@@ -498,16 +504,16 @@ def _record_builtin(cls, args: tuple):
             if a._rg:
                 fn = a.grad_fn
                 data = a._data
-                edges.append((_leaf_node(a, seq, len(edges)) if fn is None else fn, a._output_nr, data.shape,
-                              data.dtype))
+                edges += (_leaf_node(a, seq, len(edges) >> 2) if fn is None else fn, a._output_nr, data.shape,
+                          data.dtype)
                 mask |= 1
             else:
-                edges.append(False)
+                edges += _NO_GRAD_EDGE
         else:
-            edges.append(None)
+            edges += _NOT_TENSOR_EDGE
     n = len(args)
     ctx._edges = tuple(edges)
-    ctx.needs_input_grad = _NEEDS[n][mask] if n < 7 else tuple(bool(e) for e in edges)
+    ctx.needs_input_grad = _NEEDS[n][mask] if n < 7 else tuple(bool(e) for e in edges[::4])
     return _run_builtin_forward(cls, ctx, args)
 
 
@@ -517,13 +523,13 @@ def _record_first(cls, a: Tensor, rest: tuple):
     seq = ctx._seq = _next_seq()
     fn = a.grad_fn
     data = a._data
-    edge = (_leaf_node(a, seq, 0) if fn is None else fn, a._output_nr, data.shape, data.dtype)
     if rest:
         k = len(rest)
-        ctx._edges = (edge, *_NONES[k]) if k < 8 else (edge,) + (None,) * k
+        ctx._edges = (_leaf_node(a, seq, 0) if fn is None else fn, a._output_nr, data.shape, data.dtype,
+                      *(_NOT_TENSOR_EDGE * k))
         ctx.needs_input_grad = (True,) + (False,) * k
         return _run_builtin_forward(cls, ctx, (a, *rest))
-    ctx._edges = (edge,)
+    ctx._edges = (_leaf_node(a, seq, 0) if fn is None else fn, a._output_nr, data.shape, data.dtype)
     ctx.needs_input_grad = (True,)
     return _run_builtin_forward(cls, ctx, (a,))
 
