@@ -146,9 +146,15 @@ def _run(roots: Sequence[Tensor], root_grads: list, retain_graph: bool, create_g
     fast = capture is None and not _Anomaly.enabled
     prev_mode = _GradMode.enabled
     _GradMode.enabled = create_graph
+    upcoming = None  # see the shortcut below
     try:
-        while queue:
-            node = heappop(queue)[1]
+        while True:
+            if upcoming is not None:
+                node, upcoming = upcoming, None
+            elif queue:
+                node = heappop(queue)[1]
+            else:
+                break
             buf = buffers.pop(node)
             if node._plain and fast:
                 # A built-in single-output op without hooks: it returns the right number and types
@@ -184,13 +190,20 @@ def _run(roots: Sequence[Tensor], root_grads: list, retain_graph: bool, create_g
                         g = _fix_grad(node, j >> 2, g, edges[j + 2], edges[j + 3])
                     if nxt._n_outputs == 1:
                         prev = buffers.get(nxt)
-                        if prev is None:
-                            buffers[nxt] = g
-                            heappush(queue, (-nxt._seq, nxt))
+                        buffers[nxt] = g if prev is None else prev + g
+                        first = prev is None
+                    else:
+                        first = _add_to_buffer(buffers, nxt, edges[j + 1], g)
+                    if first:  # nxt has just received its first gradient: it is now pending
+                        if upcoming is None and not queue:
+                            # Shortcut (chains): the only pending node is the newest, so it runs
+                            # next without going through the queue.
+                            upcoming = nxt
                         else:
-                            buffers[nxt] = prev + g
-                    elif _add_to_buffer(buffers, nxt, edges[j + 1], g):
-                        heappush(queue, (-nxt._seq, nxt))
+                            heappush(queue, (-nxt._seq, nxt))
+                            if upcoming is not None:
+                                heappush(queue, (-upcoming._seq, upcoming))
+                                upcoming = None
                 j += 4
     finally:
         _GradMode.enabled = prev_mode
