@@ -149,9 +149,10 @@ class Div(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)
-        out = _binary("div", np.true_divide, a, b)
-        return out
+        need = ctx.needs_input_grad
+        if need[0] or need[1]:  # both gradients need b; the one for b also needs a
+            ctx.save_for_backward(a if need[1] else None, b)
+        return _binary("div", np.true_divide, a, b)
 
     @staticmethod
     def backward(ctx, g):

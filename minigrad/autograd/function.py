@@ -430,6 +430,15 @@ def _leaf_node(t: Tensor, seq: int, k: int) -> "AccumulateGrad":
 
 
 def _pack_with_outputs(ctx, to_save: tuple) -> None:
+    """Keep the saved tensors with their versions; this node's outputs as (array, counter, nr)."""
+    if len(to_save) == 1 and to_save[0]._vc is None and to_save[0].grad_fn is ctx:
+        # The common case (exp, relu, sigmoid, tanh, sqrt): an op that saves only its fresh output.
+        t = to_save[0]
+        vc = t._vc = [0]
+        ctx._saved = ((t._data, vc, t._output_nr),)
+        ctx._saved_versions = (0,)
+        ctx._saved_outputs = True
+        return
     saved = []
     versions = []
     has_output = False
