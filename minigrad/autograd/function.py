@@ -476,7 +476,7 @@ def _builtin_apply(cls, *args):
 def _apply_pair(cls, a: Tensor, b: Tensor):
     """``cls.apply(a, b)`` for a built-in op on two tensors: the binary operators' hot path."""
     if _GradMode.enabled and (a._rg or b._rg):
-        return _record_builtin(cls, (a, b))
+        return _record_pair(cls, a, b)
     return cls.forward(_NO_GRAPH_CTX, a, b)
 
 
@@ -497,6 +497,13 @@ _F64 = np.dtype(np.float64)
 _F32 = np.dtype(np.float32)
 
 
+def _edge(t: Tensor, seq: int, k: int) -> tuple:
+    """The 4 edge entries for argument ``k``, a tensor that requires grad, of node number ``seq``."""
+    fn = t.grad_fn
+    data = t._data
+    return (_leaf_node(t, seq, k) if fn is None else fn), t._output_nr, data.shape, data.dtype
+
+
 def _record_builtin(cls, args: tuple):
     """``_apply_recording`` for minigrad's own ops, the hot path of every recorded operation.
 
@@ -507,14 +514,11 @@ def _record_builtin(cls, args: tuple):
     seq = ctx._seq = _next_seq()
     edges = []
     mask = 0
-    for a in args:
+    for k, a in enumerate(args):
         mask <<= 1
         if isinstance(a, Tensor):
             if a._rg:
-                fn = a.grad_fn
-                data = a._data
-                edges += (_leaf_node(a, seq, len(edges) >> 2) if fn is None else fn, a._output_nr, data.shape,
-                          data.dtype)
+                edges += _edge(a, seq, k)
                 mask |= 1
             else:
                 edges += _NO_GRAD_EDGE
@@ -526,19 +530,33 @@ def _record_builtin(cls, args: tuple):
     return _run_builtin_forward(cls, ctx, args)
 
 
+def _record_pair(cls, a: Tensor, b: Tensor):
+    """``_record_builtin`` for two tensor arguments (the binary operators)."""
+    ctx = _new(cls._backward_cls)
+    seq = ctx._seq = _next_seq()
+    if a._rg:
+        if b._rg:
+            ctx._edges = _edge(a, seq, 0) + _edge(b, seq, 1)
+            ctx.needs_input_grad = (True, True)
+        else:
+            ctx._edges = _edge(a, seq, 0) + _NO_GRAD_EDGE
+            ctx.needs_input_grad = (True, False)
+    else:
+        ctx._edges = _NO_GRAD_EDGE + _edge(b, seq, 1)
+        ctx.needs_input_grad = (False, True)
+    return _run_builtin_forward(cls, ctx, (a, b))
+
+
 def _record_first(cls, a: Tensor, rest: tuple):
     """``_record_builtin`` when only the first argument is a tensor (and it requires grad)."""
     ctx = _new(cls._backward_cls)
     seq = ctx._seq = _next_seq()
-    fn = a.grad_fn
-    data = a._data
     if rest:
         k = len(rest)
-        ctx._edges = (_leaf_node(a, seq, 0) if fn is None else fn, a._output_nr, data.shape, data.dtype,
-                      *(_NOT_TENSOR_EDGE * k))
+        ctx._edges = _edge(a, seq, 0) + _NOT_TENSOR_EDGE * k
         ctx.needs_input_grad = (True,) + (False,) * k
         return _run_builtin_forward(cls, ctx, (a, *rest))
-    ctx._edges = (_leaf_node(a, seq, 0) if fn is None else fn, a._output_nr, data.shape, data.dtype)
+    ctx._edges = _edge(a, seq, 0)
     ctx.needs_input_grad = (True,)
     return _run_builtin_forward(cls, ctx, (a,))
 
