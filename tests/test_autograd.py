@@ -937,3 +937,11 @@ def test_fresh_gradient_is_taken_without_copy_and_stays_writable():
     assert w.grad._data.flags.writeable and w.grad._data.base is None
     with minigrad.no_grad():
         w.grad.mul_(0.5)  # in-place on .grad works (e.g. gradient clipping)
+
+
+def test_relu_gradient_at_zero_and_nan_follows_pytorch():
+    # PyTorch's threshold_backward: 0 where relu's output <= 0, else the incoming gradient. At x == 0 the
+    # gradient is 0; at NaN (NaN <= 0 is false) it passes through.
+    x = minigrad.tensor([float("nan"), -1.0, 0.0, 2.0], requires_grad=True)
+    x.relu().backward(minigrad.tensor([3.0, 3.0, 3.0, 3.0]))
+    assert x.grad.tolist() == [3.0, 0.0, 0.0, 3.0]

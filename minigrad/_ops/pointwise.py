@@ -206,15 +206,22 @@ class Relu(Function):
 
 
 class ThresholdBackward(Function):
-    """relu's backward as one operation, as in PyTorch: ``g`` where ``out > 0``, else 0."""
+    """relu's backward as one operation, as in PyTorch: 0 where ``out <= 0``, else ``g``.
+
+    ``out`` is relu's output, so it is >= 0 or NaN, and ``out <= 0`` fails exactly where
+    ``out != 0``: a NaN lets the gradient through, as in PyTorch. Multiplying by that mask
+    is several times faster than ``np.where`` (only an infinite ``g`` where ``out == 0``
+    would come out as NaN instead of 0).
+    """
 
     _node_name = "ThresholdBackwardBackward0"
 
     @staticmethod
     def forward(ctx, g, out):
-        ctx.save_for_backward(out)
+        if ctx.needs_input_grad[0]:
+            ctx.save_for_backward(out)
         o = out._data
-        return _wrap(g._data * (o > _ZERO[o.dtype]))  # multiplying by the mask beats np.where on speed
+        return _wrap(g._data * (o != _ZERO[o.dtype]))
 
     @staticmethod
     def backward(ctx, gg):
