@@ -30,6 +30,7 @@ from .anomaly_mode import _Anomaly
 from .grad_mode import _GradMode, no_grad
 
 _new = object.__new__
+_wrap = Tensor._wrap
 _next_seq = itertools.count(1).__next__  # creation order of graph nodes: the engine runs newest first
 
 ERR_BACKWARD_TWICE = (
@@ -109,23 +110,20 @@ class FunctionCtx:
                         self._raise_modified(i, t, vc[0], versions[i])
                 i += 1
             return saved
+        versions = self._saved_versions
         out = []
-        for i, s in enumerate(saved):
-            if s is None:
-                out.append(None)
-                continue
-            if s.__class__ is tuple:  # a saved output
+        i = 0
+        for s in saved:
+            if s.__class__ is tuple:  # a saved output: a new tensor on its array, pointing back here
                 data, vc, output_nr = s
-                t = Tensor._wrap(data)
-                t._vc, t.grad_fn, t._output_nr, t._rg = vc, self, output_nr, True
-                version = vc[0]
-            else:
-                t = s
-                vc = s._vc
-                version = 0 if vc is None else vc[0]
-            if version != self._saved_versions[i]:
-                self._raise_modified(i, t, version, self._saved_versions[i])
-            out.append(t)
+                s = _wrap(data)
+                s._vc, s.grad_fn, s._output_nr, s._rg = vc, self, output_nr, True
+                if vc[0] != versions[i]:
+                    self._raise_modified(i, s, vc[0], versions[i])
+            elif s is not None and s._vc is not None and s._vc[0] != versions[i]:
+                self._raise_modified(i, s, s._vc[0], versions[i])
+            out.append(s)
+            i += 1
         return tuple(out)
 
     def _raise_modified(self, i: int, t: Tensor, version: int, expected: int):
@@ -473,20 +471,6 @@ def _builtin_apply(cls, *args):
     return cls.forward(_NO_GRAPH_CTX, *args)
 
 
-def _apply_pair(cls, a: Tensor, b: Tensor):
-    """``cls.apply(a, b)`` for a built-in op on two tensors: the binary operators' hot path."""
-    if _GradMode.enabled and (a._rg or b._rg):
-        return _record_pair(cls, a, b)
-    return cls.forward(_NO_GRAPH_CTX, a, b)
-
-
-def _apply_first(cls, a: Tensor, *rest):
-    """``cls.apply(a, *rest)`` for a built-in op whose only tensor argument is ``a``."""
-    if _GradMode.enabled and a._rg:
-        return _record_first(cls, a, rest)
-    return cls.forward(_NO_GRAPH_CTX, a, *rest)
-
-
 # Shared tuples (each operation then creates fewer objects):
 # needs_input_grad: _NEEDS[number of arguments][bit mask, first argument highest]
 _NEEDS = [[tuple(bool(m >> (n - 1 - k) & 1) for k in range(n)) for m in range(1 << n)] for n in range(7)]
@@ -530,8 +514,10 @@ def _record_builtin(cls, args: tuple):
     return _run_builtin_forward(cls, ctx, args)
 
 
-def _record_pair(cls, a: Tensor, b: Tensor):
-    """``_record_builtin`` for two tensor arguments (the binary operators)."""
+def _apply_pair(cls, a: Tensor, b: Tensor):
+    """``cls.apply(a, b)`` for a built-in op on two tensors: the binary operators' hot path."""
+    if not (_GradMode.enabled and (a._rg or b._rg)):
+        return cls.forward(_NO_GRAPH_CTX, a, b)
     ctx = _new(cls._backward_cls)
     seq = ctx._seq = _next_seq()
     if a._rg:
@@ -547,8 +533,10 @@ def _record_pair(cls, a: Tensor, b: Tensor):
     return _run_builtin_forward(cls, ctx, (a, b))
 
 
-def _record_first(cls, a: Tensor, rest: tuple):
-    """``_record_builtin`` when only the first argument is a tensor (and it requires grad)."""
+def _apply_first(cls, a: Tensor, *rest):
+    """``cls.apply(a, *rest)`` for a built-in op whose only tensor argument is ``a``."""
+    if not (_GradMode.enabled and a._rg):
+        return cls.forward(_NO_GRAPH_CTX, a, *rest)
     ctx = _new(cls._backward_cls)
     seq = ctx._seq = _next_seq()
     if rest:
