@@ -5,8 +5,10 @@
 2. Start from the roots with their gradients. Repeatedly take the *newest* node that has
    received a gradient (a priority queue, no recursion, so a chain of 100,000 operations
    is fine). Every node that could still send it a gradient is newer, so has already run:
-   fan-out gradients are summed before a node runs, as in PyTorch, whose ready queue is
-   ordered by the same sequence numbers.
+   fan-out gradients are summed before a node runs. PyTorch orders its ready queue by the
+   same numbers, after counting each node's dependencies in a first pass over the graph;
+   the numbering alone already guarantees that the newest waiting node is ready, so
+   minigrad skips that pass (it costs as much as running a simple node).
 3. Run the node's backward, check what it returned (number, type, shape; a broadcast
    input gets its gradient summed back to its shape), pass the results on.
 Saved tensors are freed as each node finishes, unless ``retain_graph``.
