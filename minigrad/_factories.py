@@ -241,3 +241,34 @@ def isnan(t):
 
 def isfinite(t):
     return t.isfinite()
+
+
+# --- Tensor.new_*: new tensors with the dtype of an existing one (PyTorch's methods) ---------------
+def _new_zeros(self: Tensor, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of zeros with this tensor's dtype (unless ``dtype`` is given)."""
+    return _finish(np.zeros(_shape(size), _like(self, dtype)), requires_grad, device)
+
+
+def _new_ones(self: Tensor, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of ones with this tensor's dtype (unless ``dtype`` is given)."""
+    return _finish(np.ones(_shape(size), _like(self, dtype)), requires_grad, device)
+
+
+def _new_empty(self: Tensor, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """An uninitialised tensor with this tensor's dtype (unless ``dtype`` is given)."""
+    return _finish(np.empty(_shape(size), _like(self, dtype)), requires_grad, device)
+
+
+def _new_full(self: Tensor, size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor filled with ``fill_value``, with this tensor's dtype (unless ``dtype`` is given)."""
+    return _finish(np.full(_shape((size,)), fill_value, _like(self, dtype)), requires_grad, device)
+
+
+def _new_tensor(self: Tensor, data, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A copy of ``data`` as a tensor with this tensor's dtype (unless ``dtype`` is given)."""
+    arr = np.array(data.detach()._data if isinstance(data, Tensor) else data, dtype=_like(self, dtype))
+    return _finish(arr, requires_grad, device)
+
+
+Tensor.new_zeros, Tensor.new_ones, Tensor.new_empty = _new_zeros, _new_ones, _new_empty
+Tensor.new_full, Tensor.new_tensor = _new_full, _new_tensor

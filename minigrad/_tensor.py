@@ -233,6 +233,7 @@ class Tensor:
     def backward(self, gradient: "Tensor | None" = None, retain_graph: bool | None = None,
                  create_graph: bool = False, inputs=None) -> None:
         """Compute the gradient of this tensor w.r.t. graph leaves and accumulate it in their ``.grad``."""
+        __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
         from .autograd.engine import backward
 
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)

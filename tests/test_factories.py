@@ -299,3 +299,16 @@ def test_pickle_round_trip():
     y = pickle.loads(pickle.dumps(x))
     assert y.tolist() == [1.0, 2.0] and y.requires_grad and y.is_leaf
     assert pickle.loads(pickle.dumps(minigrad.float64)) is minigrad.float64
+
+
+def test_new_factories_keep_the_dtype():
+    x = minigrad.ones(2, dtype=minigrad.float32)
+    assert x.new_zeros(2, 3).dtype == minigrad.float32 and x.new_zeros((2, 3)).shape == (2, 3)
+    assert x.new_ones(3).tolist() == [1.0, 1.0, 1.0]
+    assert x.new_full((2,), 7).tolist() == [7.0, 7.0] and x.new_full((2,), 7).dtype == minigrad.float32
+    assert x.new_tensor([1, 2]).dtype == minigrad.float32
+    assert x.new_empty(0).shape == (0,)
+    assert x.new_zeros(2, dtype=minigrad.int64).dtype == minigrad.int64
+    assert x.new_zeros(2, requires_grad=True).requires_grad
+    i = minigrad.tensor([1, 2])
+    assert i.new_ones(2).dtype == minigrad.int64

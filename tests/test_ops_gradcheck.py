@@ -203,6 +203,9 @@ CASES = [
     case("sum-tuple-dims", lambda a: a.sum(dim=(0, 2)), N(2, 3, 4)),
     case("sum-tuple-keepdim", lambda a: minigrad.sum(a, (0, 2), keepdim=True), N(2, 3, 4)),
     case("sum-0d", lambda a: a.sum(), N()),
+    case("cumsum-dim0", lambda a: a.cumsum(0), N(4, 3)),
+    case("cumsum-dim-neg", lambda a: minigrad.cumsum(a, -1), N(2, 3, 4)),
+    case("cumsum-0d", lambda a: a.cumsum(0), N()),
     case("mean-all", lambda a: a.mean(), N(2, 3, 4)),
     case("mean-dim0", lambda a: a.mean(0), N(2, 3)),
     case("mean-keepdim", lambda a: a.mean(dim=1, keepdim=True), N(2, 3, 4)),
@@ -237,6 +240,8 @@ CASES = [
     case("LogSoftmax-op", lambda a: _ops.LogSoftmax.apply(a, 1), N(3, 5)),
     # matmul
     case("matmul-1d-1d", lambda a, b: a @ b, N(4), N(4)),
+    case("dot", lambda a, b: minigrad.dot(a, b), N(5), N(5)),
+    case("dot-method-const", lambda a, b: a.dot(b), N(5), Spec((5,), grad=False)),
     case("matmul-1d-2d", lambda a, b: a @ b, N(3), N(3, 4)),
     case("matmul-2d-1d", lambda a, b: a @ b, N(3, 4), N(4)),
     case("matmul-2d-2d", lambda a, b: a @ b, N(2, 3), N(3, 4)),

@@ -57,7 +57,7 @@ def test_one_box_per_node_numbered_in_backward_order():
     boxes = _texts(fig)
     assert len(boxes) == len(order) == 7
     for i, node in enumerate(order, start=1):
-        label = "AccumulateGrad" if node.name() == "AccumulateGrad" else node.name()
+        label = type(node).__name__
         assert any(b.startswith(f"{i}. {label}") for b in boxes), (i, label, boxes)
 
 

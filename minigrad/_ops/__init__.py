@@ -12,11 +12,11 @@ from ..autograd.function import _apply_first
 from ..autograd.grad_mode import _GradMode
 from .arithmetic import (Add, AddScalar, Clone, Div, DivScalar, Mul, MulScalar, Neg, Pow, PowScalar, RDivScalar,
                          RPowScalar, RSubScalar, Sub, SubScalar, ToDtype)
-from .linalg import MatMul, matmul, mm
+from .linalg import Dot, MatMul, dot, matmul, mm
 from .nn_ops import BCELoss, Linear, LogSoftmax, MSELoss, NLLLoss, Softmax
 from .pointwise import (Abs, Clamp, Cos, Cosh, Exp, Log, Log1p, Maximum, Minimum, Relu, Sigmoid, Sign, Sin, Sinh, Sqrt,
                         Tanh, Where, where)
-from .reduction import Amax, Amin, Mean, MeanDim, Norm2, Sum, SumDim, argmax, argmin, max, min  # noqa: A004
+from .reduction import Amax, Amin, CumSum, Mean, MeanDim, Norm2, Sum, SumDim, argmax, argmin, max, min  # noqa: A004
 from .shape import (Cat, Copy, Expand, Fill, Index, IndexPut, Permute, Squeeze, SqueezeDim, Stack, Transpose,
                     Unsqueeze, View, _basic_index_cls, _convert_index, _size_args)
 from .shape import CopySlices, Select, Slice, _is_basic, fit_value
@@ -86,6 +86,12 @@ def sum(a, dim=None, keepdim=False, dtype=None):  # noqa: A001
     if dtype is not None:
         a = a.to(dtype)
     return (Sum if dim is None else SumDim).apply(a, dim, keepdim)
+
+
+def cumsum(a, dim, dtype=None):
+    if dtype is not None:
+        a = a.to(dtype)
+    return CumSum.apply(a, dim)
 
 
 def mean(a, dim=None, keepdim=False, dtype=None):
@@ -379,7 +385,7 @@ TENSOR_METHODS = {
     "transpose": transpose, "t": t, "permute": permute, "squeeze": squeeze, "unsqueeze": unsqueeze,
     "expand": expand, "expand_as": expand_as, "narrow": narrow, "select": select, "square": square,
     "rsqrt": rsqrt, "reciprocal": reciprocal, "norm": norm, "var": var, "std": std,
-    "logsumexp": logsumexp, "where": lambda self, cond, other: where(cond, self, other),
+    "logsumexp": logsumexp, "cumsum": cumsum, "dot": dot, "where": lambda self, cond, other: where(cond, self, other),
 }
 
 

@@ -116,3 +116,40 @@ def mm(a: Tensor, b: Tensor) -> Tensor:
                            f"be 2-D matrices, got shapes {list(a.shape)} and {list(b.shape)}; use matmul (@) for "
                            "vectors or batches.")
     return matmul(a, b)
+
+
+class Dot(Function):
+    """The inner product of two 1-D tensors (``torch.dot``: no broadcasting, same dtype)."""
+
+    _node_name = "DotBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = a._data, b._data
+        if x.ndim != 1 or y.ndim != 1:
+            raise RuntimeError(
+                f"1D tensors expected, but got {x.ndim}D and {y.ndim}D tensors\nIn dot: both operands must be "
+                f"vectors, got shapes {list(x.shape)} and {list(y.shape)}; use matmul (@) for matrices."
+            )
+        if x.shape[0] != y.shape[0]:
+            raise _mm_error("dot", x, y)
+        if x.dtype != y.dtype:
+            names = {"float32": "Float", "float64": "Double", "int64": "Long", "float16": "Half"}
+            raise RuntimeError(
+                f"dot : expected both vectors to have same dtype, but found {names.get(x.dtype.name, x.dtype.name)} "
+                f"and {names.get(y.dtype.name, y.dtype.name)}\nIn dot: convert one of them first, e.g. "
+                "b.to(a.dtype)."
+            )
+        need = ctx.needs_input_grad
+        if need[0] or need[1]:  # each gradient needs the other vector
+            ctx.save_for_backward(a if need[1] else None, b if need[0] else None)
+        return _wrap(np.asarray(np.dot(x, y)))
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        return (g * b if b is not None else None), (g * a if a is not None else None)
+
+
+def dot(a: Tensor, b: Tensor) -> Tensor:
+    return Dot.apply(a, b)

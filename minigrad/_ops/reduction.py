@@ -66,6 +66,27 @@ class Mean(Function):
         return (g / ctx.n).reshape(ctx.kept).expand(ctx.shape), None, None
 
 
+class CumSum(Function):
+    """Running sums along ``dim``; integer and bool inputs give int64, as in PyTorch."""
+
+    _node_name = "CumsumBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        x = a._data
+        ctx.dim = axis = _wrap_dim(dim, x.ndim, "cumsum")
+        out = np.cumsum(x, axis=axis) if x.ndim else x.copy()
+        return _wrap(out.astype(np.int64) if x.dtype.kind in "biu" else out)
+
+    @staticmethod
+    def backward(ctx, g):
+        if g.ndim == 0:
+            return g, None
+        # Input i feeds every running sum from i on: its gradient is sum_{j >= i} g_j,
+        # i.e. the total minus the running sum before i.
+        return g.sum(ctx.dim, keepdim=True) - g.cumsum(ctx.dim) + g, None
+
+
 class SumDim(Sum):
     """``sum(dim=...)``: the same op, but PyTorch names its node SumBackward1."""
 

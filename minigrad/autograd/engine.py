@@ -30,6 +30,7 @@ from .grad_mode import _GradMode
 def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, create_graph: bool = False,
              inputs=None) -> None:
     """Accumulate d(tensors)/d(leaf) into the ``.grad`` of every leaf that requires grad."""
+    __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
     tensors = (tensors,) if isinstance(tensors, Tensor) else tuple(tensors)
     if grad_tensors is None or isinstance(grad_tensors, Tensor):
         grad_tensors = (grad_tensors,) * len(tensors) if grad_tensors is None else (grad_tensors,)
@@ -50,6 +51,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
          only_inputs: bool = True, allow_unused: bool | None = None, is_grads_batched: bool = False,
          materialize_grads: bool = False) -> tuple:
     """Return d(outputs)/d(inputs) without touching any ``.grad``."""
+    __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
     outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
     single_input = isinstance(inputs, Tensor)
     inputs = (inputs,) if single_input else tuple(inputs)
@@ -125,6 +127,7 @@ def _make_grads(tensors: Sequence[Tensor], grads: Sequence, where: str, create_g
 def _run(roots: Sequence[Tensor], root_grads: list, retain_graph: bool, create_graph: bool,
          targets: Sequence[Tensor] | None = None, accumulate: bool = True) -> list | None:
     # Entry points: a root's grad_fn, or the AccumulateGrad node of a root that is a leaf.
+    __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
     root_edges = [(t.grad_fn, t._output_nr) if t.grad_fn is not None else (t._grad_accumulator(), 0)
                   for t in roots]
 
@@ -270,6 +273,7 @@ def _run_tensor_hooks(node, buf, multi: bool):
 
 def _call_backward(node, grads) -> tuple | list:
     """Run one node's backward (the general path: custom Functions, multi-output or anomaly mode)."""
+    __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
     fwd = node._forward_cls
     if fwd._builtin and not _Anomaly.enabled:
         if node._n_outputs > 1 and node.materialize_grads:
@@ -290,6 +294,7 @@ def _fix_grad(node, i: int, g: Tensor, shape: tuple, dtype) -> Tensor:
 
 def _call_custom_backward(node, grads) -> list:
     """A user's backward: check everything it returned, with errors that name the Function."""
+    __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
     if node._n_outputs > 1 and node.materialize_grads:
         grads = _materialize(node, grads)
     fwd = node._forward_cls

@@ -91,6 +91,7 @@ class FunctionCtx:
     @property
     def saved_tensors(self) -> tuple:
         """The tensors given to ``save_for_backward``, checked against in-place changes."""
+        __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
         saved = self._saved
         if saved is None:
             if self._freed:
@@ -198,7 +199,7 @@ class BackwardNode(FunctionCtx):
         return self._metadata
 
     def __repr__(self) -> str:
-        return f"<{self.name()} object at {hex(id(self))}>"
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
 
     def _add_tensor_hook(self, output_nr: int, hook) -> RemovableHandle:
         self._hooked = True
@@ -226,6 +227,9 @@ class AccumulateGrad(BackwardNode):
 
     def __init__(self, variable: Tensor) -> None:
         self.variable = variable
+
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"  # PyTorch's name for it (a C++ class)
 
     def _accumulate(self, grad: Tensor, create_graph: bool) -> None:
         var = self.variable
@@ -326,6 +330,7 @@ class Function:
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run forward and, if any input requires grad, record a node for backward."""
+        __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
         if kwargs:
             args = _bind_kwargs(cls, args, kwargs)
         if _GradMode.enabled:
@@ -349,6 +354,7 @@ class Function:
 
 def _apply_recording(cls, args: tuple):
     """``apply`` when the graph must be recorded: build the node, run forward, attach outputs."""
+    __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
     ctx = cls._backward_cls()
     seq = ctx._seq = _next_seq()
     edges = []
@@ -392,6 +398,7 @@ def _apply_recording(cls, args: tuple):
 
     to_save = ctx._to_save
     if to_save is not None:
+        ctx._to_save = None  # from now on the tuple lives in _saved (outputs as arrays: no cycle)
         # Record each saved tensor's version. An output of this node is kept as (array, version
         # counter, output_nr), not as the tensor, which points back here through grad_fn.
         versions = []
@@ -407,7 +414,6 @@ def _apply_recording(cls, args: tuple):
         else:
             ctx._saved = to_save  # no outputs among them (the common case): keep the tuple as is
             ctx._saved_versions = tuple(versions)
-            ctx._to_save = None
     if _Anomaly.enabled:
         ctx._forward_trace = traceback.format_stack()[:-2]
     return out
@@ -459,11 +465,11 @@ def _pack_with_outputs(ctx, to_save: tuple) -> None:
     ctx._saved_versions = tuple(versions)
     if has_output:
         ctx._saved_outputs = True
-    ctx._to_save = None
 
 
 def _builtin_apply(cls, *args):
     """``apply`` of minigrad's own ops: positional arguments only, no checks they don't need."""
+    __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
     if _GradMode.enabled:
         for a in args:
             if isinstance(a, Tensor) and a._rg:
@@ -494,6 +500,7 @@ def _record_builtin(cls, args: tuple):
     Their forwards are pure NumPy (no minigrad operation inside), so grad mode need not be
     switched off, and they always return fresh tensors.
     """
+    __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
     ctx = _new(cls._backward_cls)
     seq = ctx._seq = _next_seq()
     edges = []
@@ -516,6 +523,7 @@ def _record_builtin(cls, args: tuple):
 
 def _apply_pair(cls, a: Tensor, b: Tensor):
     """``cls.apply(a, b)`` for a built-in op on two tensors: the binary operators' hot path."""
+    __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
     if not (_GradMode.enabled and (a._rg or b._rg)):
         return cls.forward(_NO_GRAPH_CTX, a, b)
     ctx = _new(cls._backward_cls)
@@ -535,6 +543,7 @@ def _apply_pair(cls, a: Tensor, b: Tensor):
 
 def _apply_first(cls, a: Tensor, *rest):
     """``cls.apply(a, *rest)`` for a built-in op whose only tensor argument is ``a``."""
+    __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
     if not (_GradMode.enabled and a._rg):
         return cls.forward(_NO_GRAPH_CTX, a, *rest)
     ctx = _new(cls._backward_cls)
@@ -551,6 +560,7 @@ def _apply_first(cls, a: Tensor, *rest):
 
 def _run_builtin_forward(cls, ctx, args: tuple):
     """Run a built-in forward on its new node, attach the output, record the saved tensors' versions."""
+    __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
     out = cls.forward(ctx, *args)
     if (out.__class__ is Tensor and ((dt := out._data.dtype) is _F64 or dt is _F32 or dt.kind == "f")
             and not ctx._special):

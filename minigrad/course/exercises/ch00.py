@@ -1,0 +1,26 @@
+"""Checks for chapter 0 (getting started)."""
+from __future__ import annotations
+
+import numbers
+
+from minigrad.course import CheckFailed, exercise
+
+
+@exercise("ch00-ex1", points=1, title="The steepest point of the sigmoid")
+def _check_steepest(answer):
+    if not (isinstance(answer, tuple) and len(answer) == 2
+            and all(isinstance(v, (numbers.Real,)) or hasattr(v, "item") for v in answer)):
+        raise CheckFailed("Pass a pair of numbers: check(\"ch00-ex1\", (max_slope, at_x)).")
+    max_slope, at_x = (float(v) for v in answer)
+    if abs(max_slope - 1.0) < 0.02:
+        raise CheckFailed("1 is the largest value of the sigmoid itself (far to the right), not of its "
+                          "slope: compute sig * (1 - sig) on the grid and take its maximum.")
+    if abs(max_slope - 0.5) < 0.02:
+        raise CheckFailed("0.5 is the sigmoid's value at x = 0; its slope there is sig * (1 - sig).")
+    if abs(max_slope - 0.25) > 1e-3:
+        raise CheckFailed(f"max_slope = {max_slope:.4f} is not the largest value of sig * (1 - sig): the "
+                          "product of two numbers that add up to 1 is largest when both are 1/2.")
+    if abs(at_x) > 0.05:
+        raise CheckFailed(f"The largest slope is right, but at_x = {at_x:.3f}: take the grid point where "
+                          "the slope is largest (argmax), not where the sigmoid is.")
+    return "right: sigma' = sigma (1 - sigma) is largest where sigma = 1/2, at x = 0, and equals 1/4."
