@@ -105,13 +105,26 @@ class Tensor:
         t._extra = None
         return t
 
-    def _view_of(self, arr: np.ndarray) -> "Tensor":
-        """A tensor that shares memory (and so the in-place version counter) with self."""
+    def _view_of(self, arr: np.ndarray, step: tuple | None = None) -> "Tensor":
+        """A tensor that shares memory (and so the in-place version counter) with self.
+
+        ``step`` says how ``arr`` was taken from self (e.g. ``("permute", dims)``, see
+        ``_ops.shape.replay_view``); the steps from the base are kept, so that an in-place
+        operation on the view can be recorded on the base. None: an alias out of the graph (detach).
+        """
         t = Tensor._wrap(arr)
         if self._vc is None:
             self._vc = [0]
         t._vc = self._vc
-        t._base = self._base if self._base is not None else self
+        if self._base is None:
+            t._base = self
+            if step is not None:
+                t._extra = {"view_steps": (step,)}
+        else:
+            t._base = self._base
+            steps = self._get_extra("view_steps")
+            if step is not None and steps is not None:
+                t._extra = {"view_steps": steps + (step,)}
         return t
 
     # --- autograd attributes ------------------------------------------------------

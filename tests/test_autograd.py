@@ -893,11 +893,30 @@ def test_in_place_on_a_reshaped_view():
     assert x.grad.tolist() == [1.0, 10.0, 300.0, 3000.0]
 
 
-def test_in_place_on_a_view_of_a_view_is_a_clear_error():
+def test_in_place_on_a_view_of_a_view_is_recorded_on_the_base():
     x = minigrad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
     y = x * 1
-    with pytest.raises(RuntimeError, match="in-place operations on a view of a tensor that requires grad"):
-        y.T[0].mul_(2)  # PyTorch supports this one; minigrad supports one level of indexing / reshape
+    v = y.T[0]          # column 0 of y, through a transpose and an index
+    v.mul_(10)
+    assert y.tolist() == [[10.0, 2.0], [30.0, 4.0]]
+    assert type(y.grad_fn).__name__ == "CopySlices" and v._version == y._version == 1
+    (y * minigrad.tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
+    assert x.grad.tolist() == [[10.0, 2.0], [30.0, 4.0]]  # column 0 was scaled by 10
+
+
+def test_in_place_on_a_view_of_a_plain_tensor_gives_the_base_a_graph():
+    w = minigrad.tensor([1.0, 2.0], requires_grad=True)
+    b = minigrad.zeros(2, 3)
+    b.unsqueeze(0)[0, :, 1].copy_(w * w)   # writes column 1 of b
+    assert b.requires_grad and type(b.grad_fn).__name__ == "CopySlices"
+    b.sum().backward()
+    assert w.grad.tolist() == [2.0, 4.0]
+
+
+def test_in_place_on_an_expanded_view_is_an_error():
+    x = minigrad.tensor([1.0, 2.0])
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor refers to a single"):
+        x.expand(3, 2).add_(1)
 
 
 def test_fill_on_non_leaf_gives_zero_gradient():

@@ -273,6 +273,33 @@ def test_backward_runs_nodes_and_accumulates_leaves_in_pytorchs_order():
     assert _hook_order(minigrad) == _hook_order(torch)
 
 
+def _inplace_on_views(T, program):
+    x = T.tensor(np.arange(1.0, 25.0).reshape(2, 3, 4), requires_grad=True)
+    w = T.tensor(np.linspace(-1.0, 1.0, 24).reshape(2, 3, 4), requires_grad=True)
+    y = x * 1
+    program(y, w)
+    (y * w).sum().backward()
+    return y.detach().numpy(), x.grad.numpy(), w.grad.numpy()
+
+
+INPLACE_VIEW_PROGRAMS = {
+    "transpose-index": lambda y, w: y.transpose(0, 2)[1].mul_(3),
+    "permute-slice-twice": lambda y, w: y.permute(2, 0, 1)[1:, 0][:, ::2].add_(w[0, 0, :2].reshape(1, 2) ** 2),
+    "view-select": lambda y, w: y.view(6, 4)[2].mul_(w[1, 1]),
+    "unsqueeze-squeeze-T": lambda y, w: y[0].unsqueeze(0).squeeze(0).T.mul_(w[0].T.exp()),
+    "narrow-of-select": lambda y, w: y.select(1, 2).narrow(1, 1, 2).clamp_(0, 20),
+    "two-writes": lambda y, w: (y[0].T[1].mul_(2), y.transpose(1, 2)[1, 0].sub_(w[1, :, 0])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INPLACE_VIEW_PROGRAMS))
+def test_in_place_through_chains_of_views_matches_torch(name):
+    torch = _torch()
+    program = INPLACE_VIEW_PROGRAMS[name]
+    for m, t in zip(_inplace_on_views(minigrad, program), _inplace_on_views(torch, program)):
+        np.testing.assert_allclose(m, t, rtol=1e-12)
+
+
 def test_second_order_matches_torch():
     torch = _torch()
     data = np.random.default_rng(5).standard_normal((3, 4))

@@ -19,7 +19,7 @@ from .pointwise import (Abs, Clamp, Cos, Cosh, Exp, Log, Log1p, Maximum, Minimum
 from .reduction import Amax, Amin, CumSum, Mean, MeanDim, Norm2, Sum, SumDim, argmax, argmin, max, min  # noqa: A004
 from .shape import (Cat, Copy, Expand, Fill, Index, IndexPut, Permute, Squeeze, SqueezeDim, Stack, Transpose,
                     Unsqueeze, View, _basic_index_cls, _convert_index, _size_args)
-from .shape import CopySlices, Select, Slice, _is_basic, fit_value
+from .shape import CopySlices, Select, Slice, ViewCopySlices, _is_basic, fit_value, replay_view
 
 _wrap = Tensor._wrap
 
@@ -192,10 +192,7 @@ def select(a, dim, index):
 
 def index(a, idx):
     idx = _convert_index(idx)
-    out = _basic_index_cls(idx).apply(a, idx)
-    if out._base is a:  # a view of a base tensor: remember the index, so in-place ops can write back through it
-        out._set_extra("view_index", idx)
-    return out
+    return _basic_index_cls(idx).apply(a, idx)
 
 
 def clone(a):
@@ -269,16 +266,24 @@ def _check_inplace(a: Tensor, what: str) -> None:
 
 def _run_inplace(a: Tensor, fn_cls, args: tuple, what: str) -> Tensor:
     """Run ``fn_cls`` out of place, then write the result into ``a`` and move ``a`` onto the new node."""
+    if not a._data.flags.writeable:
+        raise RuntimeError(
+            "unsupported operation: more than one element of the written-to tensor refers to a single memory "
+            f"location. Please clone() the tensor before performing the operation.\n{what}: this tensor is an "
+            "expand()ed view, whose entries share memory; clone() it first."
+        )
     recording = _GradMode.enabled and (a._rg or any(isinstance(x, Tensor) and x._rg for x in args))
     if recording:
         _check_inplace(a, what)
-        if a._base is not None and _view_write_back(a) is not None:
-            return _run_inplace_on_view(a, fn_cls, args, what)
-        if a._base is not None and a._base._rg:
-            raise RuntimeError(
-                f"{what}: in-place operations on a view of a tensor that requires grad are not supported by "
-                "minigrad (PyTorch allows them). Apply the operation to the whole tensor, or clone() the view."
-            )
+        if a._base is not None:
+            steps = a._get_extra("view_steps")
+            if steps is not None:
+                return _run_inplace_on_view(a, fn_cls, args, what, steps)
+            if a._base._rg:  # an alias made by detach(): it is not part of the graph
+                raise RuntimeError(
+                    f"{what}: this tensor was made by detach() from a tensor that requires grad, and the "
+                    "operation needs grad; minigrad cannot record it. Use clone() instead of detach()."
+                )
         # The node may save its input: give it a snapshot that the write below cannot change.
         snapshot = _wrap(a._data.copy())
         snapshot.grad_fn, snapshot._output_nr, snapshot._rg = a.grad_fn, a._output_nr, a._rg
@@ -303,27 +308,11 @@ def _run_inplace(a: Tensor, fn_cls, args: tuple, what: str) -> Tensor:
     return a
 
 
-def _view_write_back(v: Tensor):
-    """How an in-place change of the view ``v`` maps onto its base: ("index", idx) for a basic-index view,
-    ("view", None) for a reshape of the whole base, None if unknown (e.g. a transpose or a view of a view)."""
-    base = v._base
-    if base._base is not None:
-        return None
-    idx = v._get_extra("view_index")
-    if idx is not None:
-        return ("index", idx)
-    vd, bd = v._data, base._data
-    if (vd.size == bd.size and vd.flags.c_contiguous and bd.flags.c_contiguous
-            and vd.__array_interface__["data"][0] == bd.__array_interface__["data"][0]):
-        return ("view", None)
-    return None
-
-
-def _run_inplace_on_view(v: Tensor, fn_cls, args: tuple, what: str) -> Tensor:
+def _run_inplace_on_view(v: Tensor, fn_cls, args: tuple, what: str, steps: tuple) -> Tensor:
     """In-place op on a view of a tensor in the graph (PyTorch's CopySlices): compute the op on the view's
-    values, record ``base[index] = result`` on the base, then make the view a fresh view of the new base."""
+    values, record on the base "base with the view's region replaced by the result", then make the view a
+    fresh view (same steps) of the new base."""
     base = v._base
-    kind, idx = _view_write_back(v)
     snapshot = _wrap(v._data.copy())
     snapshot.grad_fn, snapshot._output_nr, snapshot._rg = v.grad_fn, v._output_nr, v._rg
     out = fn_cls.apply(snapshot, *args)
@@ -334,10 +323,10 @@ def _run_inplace_on_view(v: Tensor, fn_cls, args: tuple, what: str) -> Tensor:
         )
     if out._data.dtype != v._data.dtype:
         out = out.to(v.dtype)
-    new_base = CopySlices.apply(base, out, idx) if kind == "index" else View.apply(out, base._data.shape)
+    new_base = ViewCopySlices.apply(base, out, steps)
     np.copyto(base._data, new_base._data)  # writes the view's memory too
     base.grad_fn, base._output_nr, base._rg = new_base.grad_fn, new_base._output_nr, new_base._rg
-    fresh = _basic_index_cls(idx).apply(base, idx) if kind == "index" else View.apply(base, v._data.shape)
+    fresh = replay_view(base, steps, tensor=True)
     v.grad_fn, v._output_nr, v._rg = fresh.grad_fn, fresh._output_nr, fresh._rg
     v._bump_version()  # shared with the base
     return v

@@ -30,7 +30,7 @@ class View(Function):
                 f"reshape/view: a tensor of shape {list(a._data.shape)} has {a._data.size} elements, and the "
                 "new shape must have the same number (use -1 for one inferred dimension)."
             ) from None
-        return a._view_of(arr) if np.shares_memory(arr, a._data) else _wrap(arr)
+        return a._view_of(arr, ("reshape", arr.shape)) if np.shares_memory(arr, a._data) else _wrap(arr)
 
     @staticmethod
     def backward(ctx, g):
@@ -45,7 +45,8 @@ class Transpose(Function):
         n = a._data.ndim
         d0, d1 = _wrap_dim(d0, n, "transpose"), _wrap_dim(d1, n, "transpose")
         ctx.d0, ctx.d1 = d0, d1
-        return a._view_of(np.swapaxes(a._data, d0, d1)) if n >= 2 else a._view_of(a._data)
+        return a._view_of(np.swapaxes(a._data, d0, d1), ("transpose", d0, d1)) if n >= 2 else a._view_of(
+            a._data, ("reshape", a._data.shape))
 
     @staticmethod
     def backward(ctx, g):
@@ -68,7 +69,7 @@ class Permute(Function):
                 if len(dims) != n else f"permute(): duplicate dims are not allowed.\nGot {list(dims)}."
             )
         ctx.inverse = tuple(np.argsort(dims))
-        return a._view_of(np.transpose(a._data, dims))
+        return a._view_of(np.transpose(a._data, dims), ("permute", dims))
 
     @staticmethod
     def backward(ctx, g):
@@ -83,7 +84,7 @@ class Expand(Function):
         lead = len(shape) - a._data.ndim
         shape = tuple(a._data.shape[i - lead] if s == -1 else s for i, s in enumerate(shape))
         try:
-            return a._view_of(np.broadcast_to(a._data, shape))
+            return a._view_of(np.broadcast_to(a._data, shape), ("expand", shape))
         except ValueError:
             src = (1,) * lead + a._data.shape
             bad = [i for i in range(len(shape)) if i < len(src) and src[i] != 1 and src[i] != shape[i]]
@@ -107,11 +108,11 @@ class Squeeze(Function):
     def forward(ctx, a, dim):
         ctx.shape = a._data.shape
         if dim is None:
-            arr = a._data.reshape([s for s in a._data.shape if s != 1])
-        else:
-            d = _wrap_dim(dim, a._data.ndim, "squeeze")
-            arr = a._data.squeeze(d) if a._data.ndim and a._data.shape[d] == 1 else a._data
-        return a._view_of(arr)
+            return a._view_of(a._data.squeeze(), ("squeeze", None))
+        d = _wrap_dim(dim, a._data.ndim, "squeeze")
+        if a._data.ndim and a._data.shape[d] == 1:
+            return a._view_of(a._data.squeeze(d), ("squeeze", d))
+        return a._view_of(a._data, ("reshape", a._data.shape))
 
     @staticmethod
     def backward(ctx, g):
@@ -129,7 +130,7 @@ class Unsqueeze(Function):
     def forward(ctx, a, dim):
         d = _wrap_dim(dim, a._data.ndim + 1, "unsqueeze")
         ctx.d = d
-        return a._view_of(np.expand_dims(a._data, d))
+        return a._view_of(np.expand_dims(a._data, d), ("unsqueeze", d))
 
     @staticmethod
     def backward(ctx, g):
@@ -232,7 +233,7 @@ class Index(Function):
             raise IndexError(f"{msg}\nThe tensor has shape {list(a._data.shape)}; valid indices along a dimension of "
                              "size n are 0 ... n-1 (or -n ... -1).") from None
         if _is_basic(index):
-            return a._view_of(arr)
+            return a._view_of(arr, ("index", index))
         return _wrap(arr)
 
     @staticmethod
@@ -338,6 +339,60 @@ class CopySlices(IndexPut):
     """``base[index] = value`` with a basic index (integers / slices): PyTorch's CopySlices node."""
 
     _node_name = "CopySlices"
+
+
+def replay_view(x, steps: tuple, tensor: bool):
+    """Take the same view of ``x`` (an ndarray, or a Tensor if ``tensor``) that ``steps`` took of a base.
+
+    On an ndarray every step gives a view (memory shared with ``x``), so writing into the
+    result writes into ``x``; on a Tensor the steps are the differentiable view ops.
+    """
+    for kind, *args in steps:
+        if kind == "reshape":
+            x = x.reshape(args[0])
+        elif kind == "transpose":
+            x = x.transpose(*args) if tensor else np.swapaxes(x, *args)
+        elif kind == "permute":
+            x = x.permute(args[0]) if tensor else np.transpose(x, args[0])
+        elif kind == "index":
+            x = x[args[0]]
+        elif kind == "squeeze":
+            x = x.squeeze() if args[0] is None else x.squeeze(args[0])
+        elif kind == "unsqueeze":
+            x = x.unsqueeze(args[0]) if tensor else np.expand_dims(x, args[0])
+        elif kind == "expand":
+            x = x.expand(args[0]) if tensor else np.broadcast_to(x, args[0])
+        else:
+            raise ValueError(kind)
+    return x
+
+
+class ViewCopySlices(Function):
+    """An in-place change of a view, recorded on its base: the base with the view's region
+    replaced by ``value`` (PyTorch's CopySlices node, for any chain of view ops)."""
+
+    _node_name = "CopySlices"
+
+    @staticmethod
+    def forward(ctx, base, value, steps):
+        ctx.steps, ctx.view_shape = steps, value._data.shape
+        out = np.copy(base._data, order="K")  # same memory layout, so each replayed step is a view again
+        region = replay_view(out, steps, tensor=False)
+        if not np.shares_memory(region, out):  # cannot happen for the steps recorded by the view ops
+            raise RuntimeError("internal error: replaying the view steps did not give a view")
+        region[...] = value._data
+        return _wrap(out)
+
+    @staticmethod
+    def backward(ctx, g):
+        need = ctx.needs_input_grad
+        g_base = g_value = None
+        if need[0]:  # the region was overwritten: no gradient flows to the base's old values there
+            zeros = _wrap(np.zeros(ctx.view_shape, g._data.dtype))
+            g_base = ViewCopySlices.apply(g, zeros, ctx.steps)
+        if need[1]:
+            g_value = replay_view(g, ctx.steps, tensor=True)
+        return g_base, g_value, None
 
 
 class Fill(Function):
