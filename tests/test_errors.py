@@ -200,6 +200,19 @@ def test_saved_tensor_modified_in_place_builtin_op():
                 "[torch.FloatTensor [2]], which is output 0 of MulBackward0", "version 1", "SinBackward0")
 
 
+@pytest.mark.parametrize("op", ["exp", "relu", "sigmoid", "tanh", "sqrt"])
+def test_saved_output_modified_in_place(op):
+    # These ops save their own output, and their ordinary backward reads it as an array: the version check
+    # must still see the in-place change (PyTorch: "... which is output 0 of ExpBackward0, is at version 1").
+    x = leaf(0.5, 1.0)
+    y = getattr(x, op)()
+    y.mul_(2)
+    with pytest.raises(RuntimeError) as ei:
+        y.sum().backward()
+    check_error(ei, "one of the variables needed for gradient computation has been modified by an inplace operation",
+                "is at version 1; expected version 0")
+
+
 def test_saved_tensor_modified_through_setitem():
     x = leaf(1.0, 2.0)
     h = x * 2

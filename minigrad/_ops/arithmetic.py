@@ -2,6 +2,9 @@
 
 Broadcasting: each backward returns output-shaped gradients; the engine sums them back
 to each input's shape (PyTorch's sum_to), so no formula here needs to know about it.
+
+As in pointwise.py, the most used backwards (mul, div, sub, neg, multiplying by a number)
+also state their formula on the NumPy arrays for the ordinary backward (grad mode off).
 """
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor
 from ..autograd.function import Function
+from ..autograd.grad_mode import _GradMode
 
 _wrap = Tensor._wrap
 
@@ -84,7 +88,9 @@ class Sub(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return g, (-g if ctx.needs_input_grad[1] else None)
+        if not ctx.needs_input_grad[1]:
+            return g, None
+        return g, (_wrap(np.negative(g._data)) if not _GradMode.enabled else -g)
 
 
 class SubScalar(Function):
@@ -127,6 +133,9 @@ class Mul(Function):
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved_tensors
+        if not _GradMode.enabled:  # the ordinary backward: the same formulas, on the arrays
+            gd = g._data
+            return (_wrap(gd * b._data) if b is not None else None), (_wrap(gd * a._data) if a is not None else None)
         return (g * b if b is not None else None), (g * a if a is not None else None)
 
 
@@ -141,6 +150,8 @@ class MulScalar(Function):
 
     @staticmethod
     def backward(ctx, g):
+        if not _GradMode.enabled:
+            return _wrap(_scalar_result(g._data * ctx.c, g._data)), None
         return g * ctx.c, None
 
 
@@ -157,7 +168,13 @@ class Div(Function):
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved_tensors
-        ga = g / b if ctx.needs_input_grad[0] else None
+        need_a = ctx.needs_input_grad[0]
+        if not _GradMode.enabled:
+            gd, bd = g._data, b._data
+            ga = _wrap(gd / bd) if need_a else None
+            gb = _wrap(-(gd * a._data) / (bd * bd)) if a is not None else None
+            return ga, gb
+        ga = g / b if need_a else None
         gb = -(g * a) / (b * b) if a is not None else None
         return ga, gb
 
@@ -202,7 +219,7 @@ class Neg(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return -g
+        return _wrap(np.negative(g._data)) if not _GradMode.enabled else -g
 
 
 class Pow(Function):

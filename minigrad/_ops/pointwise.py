@@ -1,11 +1,19 @@
 """Elementwise functions. Each backward is written with minigrad operations, so that
-``create_graph=True`` can differentiate it again."""
+``create_graph=True`` can differentiate it again.
+
+The most used ones (exp, log, relu, sigmoid, tanh) also state their formula on the NumPy
+arrays, under ``if not _GradMode.enabled``: that is the ordinary backward (the engine turns
+grad mode off unless create_graph=True), and it skips a minigrad operation's dispatch, which
+costs more than the arithmetic on small tensors. gradcheck exercises that path and
+gradgradcheck the other, for every op (tests/test_ops_gradcheck.py).
+"""
 from __future__ import annotations
 
 import numpy as np
 
 from .._tensor import Tensor
 from ..autograd.function import Function
+from ..autograd.grad_mode import _GradMode
 from .arithmetic import _broadcast_error
 
 _wrap = Tensor._wrap
@@ -34,6 +42,9 @@ class Exp(Function):
 
     @staticmethod
     def backward(ctx, g):
+        if not _GradMode.enabled:  # the ordinary backward: the same formula, on the arrays
+            (out,) = ctx._saved_arrays()
+            return _wrap(g._data * out)
         (out,) = ctx.saved_tensors
         return g * out
 
@@ -49,6 +60,8 @@ class Log(Function):
     @staticmethod
     def backward(ctx, g):
         (a,) = ctx.saved_tensors
+        if not _GradMode.enabled:
+            return _wrap(g._data / a._data)
         return g / a
 
 
@@ -136,6 +149,9 @@ class Tanh(Function):
 
     @staticmethod
     def backward(ctx, g):
+        if not _GradMode.enabled:
+            (o,) = ctx._saved_arrays()
+            return _wrap(g._data * (1 - o * o))
         (out,) = ctx.saved_tensors
         return g * (1 - out * out)
 
@@ -185,6 +201,9 @@ class Sigmoid(Function):
 
     @staticmethod
     def backward(ctx, g):
+        if not _GradMode.enabled:
+            (o,) = ctx._saved_arrays()
+            return _wrap(g._data * o * (1 - o))
         (out,) = ctx.saved_tensors
         return g * out * (1 - out)
 
@@ -201,6 +220,9 @@ class Relu(Function):
 
     @staticmethod
     def backward(ctx, g):
+        if not _GradMode.enabled:
+            (o,) = ctx._saved_arrays()
+            return _wrap(g._data * (o != _ZERO[o.dtype]))  # ThresholdBackward's forward, inline
         (out,) = ctx.saved_tensors
         return ThresholdBackward.apply(g, out)  # gradient 0 at x == 0, PyTorch's convention
 

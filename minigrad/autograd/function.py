@@ -127,6 +127,16 @@ class FunctionCtx:
             i += 1
         return tuple(out)
 
+    def _saved_arrays(self) -> tuple:
+        """The arrays of ``saved_tensors``, after the same checks: for the NumPy formulas of the
+        built-in backwards, which need no Tensor around a saved output."""
+        saved = self._saved
+        if saved is not None and len(saved) == 1 and saved[0].__class__ is tuple:
+            data, vc, _ = saved[0]  # the common case: the node's own output (exp, relu, sigmoid...)
+            if vc[0] == self._saved_versions[0]:
+                return (data,)
+        return tuple(None if t is None else t._data for t in self.saved_tensors)
+
     def _raise_modified(self, i: int, t: Tensor, version: int, expected: int):
         origin = (f", which is output {t._output_nr} of {t.grad_fn.name()}," if t.grad_fn is not None else "")
         hint = ("Hint: the backtrace further above shows the operation that failed to compute its gradient. "
