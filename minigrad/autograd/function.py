@@ -371,14 +371,8 @@ def _apply_recording(cls, args: tuple):
     needs = []
     for k, a in enumerate(args):
         if isinstance(a, Tensor):
-            if a._rg:
-                fn = a.grad_fn
-                data = a._data
-                edges += (_leaf_node(a, seq, k) if fn is None else fn, a._output_nr, data.shape, data.dtype)
-                needs.append(True)
-            else:
-                edges += _NO_GRAD_EDGE
-                needs.append(False)
+            edges += _edge(a, seq, k) if a._rg else _NO_GRAD_EDGE
+            needs.append(a._rg)
         else:
             edges += _NOT_TENSOR_EDGE
             needs.append(False)
@@ -409,21 +403,7 @@ def _apply_recording(cls, args: tuple):
     to_save = ctx._to_save
     if to_save is not None:
         ctx._to_save = None  # from now on the tuple lives in _saved (outputs as arrays: no cycle)
-        # Record each saved tensor's version. An output of this node is kept as (array, version
-        # counter, output_nr), not as the tensor, which points back here through grad_fn.
-        versions = []
-        for t in to_save:
-            if t is None:
-                versions.append(0)
-            elif t.grad_fn is ctx:
-                _pack_with_outputs(ctx, to_save)
-                break
-            else:
-                vc = t._vc
-                versions.append(0 if vc is None else vc[0])
-        else:
-            ctx._saved = to_save  # no outputs among them (the common case): keep the tuple as is
-            ctx._saved_versions = tuple(versions)
+        _record_saved(ctx, to_save)
     if _Anomaly.enabled:
         ctx._forward_trace = traceback.format_stack()[:-2]
     return out
@@ -443,8 +423,22 @@ def _leaf_node(t: Tensor, seq: int, k: int) -> "AccumulateGrad":
     return node
 
 
+def _record_saved(ctx, saved: tuple) -> None:
+    """Keep what forward saved in ``ctx._saved``, with each tensor's version at this moment.
+
+    An output of this node is kept as (array, version counter, output_nr), not as the tensor,
+    which points back at the node through grad_fn: that cycle would outlive the graph.
+    """
+    for t in saved:
+        if t is not None and (t._vc is not None or t.grad_fn is ctx):
+            _pack_with_outputs(ctx, saved)  # versions to record, or outputs to keep as arrays
+            return
+    ctx._saved = saved  # the common case: fresh tensors (version 0), none of them an output
+    ctx._saved_versions = _ZERO_VERSIONS[len(saved)] if len(saved) < len(_ZERO_VERSIONS) else (0,) * len(saved)
+
+
 def _pack_with_outputs(ctx, to_save: tuple) -> None:
-    """Keep the saved tensors with their versions; this node's outputs as (array, counter, nr)."""
+    """``_record_saved`` when versions must be read or outputs converted."""
     if len(to_save) == 1 and to_save[0]._vc is None and to_save[0].grad_fn is ctx:
         # The common case (exp, relu, sigmoid, tanh, sqrt): an op that saves only its fresh output.
         t = to_save[0]
@@ -579,14 +573,8 @@ def _run_builtin_forward(cls, ctx, args: tuple):
     else:
         out, _ = _wrap_outputs(cls, ctx, args, out)
 
-    saved = ctx._saved  # set by _trusted_save_for_backward
-    if saved is not None:
-        for t in saved:
-            if t is not None and (t._vc is not None or t.grad_fn is ctx):
-                _pack_with_outputs(ctx, saved)  # versions to record, or outputs to keep as arrays
-                break
-        else:
-            ctx._saved_versions = _ZERO_VERSIONS[len(saved)]
+    if ctx._saved is not None:  # set by _trusted_save_for_backward
+        _record_saved(ctx, ctx._saved)
     if _Anomaly.enabled:
         ctx._forward_trace = traceback.format_stack()[:-3]
     return out
@@ -595,7 +583,7 @@ def _run_builtin_forward(cls, ctx, args: tuple):
 def _trusted_save_for_backward(self, *tensors) -> None:
     """save_for_backward for minigrad's own ops: they pass tensors or None, so skip the checks.
 
-    The tuple goes straight to ``_saved``; ``_record_builtin`` then records the versions.
+    The tuple goes straight to ``_saved``; ``_run_builtin_forward`` then records the versions.
     """
     self._saved = tensors
 
