@@ -671,5 +671,5 @@ class RemovableHandle:
 
 
 from . import _ops  # noqa: E402  (the op catalogue needs Tensor defined first)
-from .autograd.function import _apply_first, _apply_pair  # noqa: E402  (the operators' hot path)
+from .autograd._builtin import _apply_first, _apply_pair  # noqa: E402  (the operators' hot path)
 from . import _printing  # noqa: E402

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor, _wrap_dim
-from ..autograd.function import _apply_first
+from ..autograd._builtin import _apply_first
 from ..autograd.grad_mode import _GradMode
 from .arithmetic import (Add, AddScalar, Clone, Div, DivScalar, Mul, MulScalar, Neg, Pow, PowScalar, RDivScalar,
                          RPowScalar, RSubScalar, Sub, SubScalar, ToDtype)

@@ -12,7 +12,8 @@ How it fits together (the same design as PyTorch):
   the node. ``backward`` later receives one gradient per output and *returns* one
   gradient per input (``None`` for non-tensor inputs or inputs that need none).
 
-Every built-in operation of minigrad (``_ops``) is written this way too.
+Every built-in operation of minigrad (``_ops``) is written this way too; ``_builtin.py``
+records them with the same node and ctx, minus the checks a user's Function needs.
 """
 from __future__ import annotations
 
@@ -294,7 +295,7 @@ class Function:
         cls._new_style = cls.setup_context is not Function.setup_context
         cls._builtin = cls.__module__.startswith("minigrad._ops")
         cls._backward_cls._fast = cls._backward_cls._plain = cls._builtin
-        if cls._builtin:
+        if cls._builtin:  # minigrad's own ops record through the lean path of _builtin.py
             cls._backward_cls.save_for_backward = _trusted_save_for_backward
             cls._backward_cls._builtin_backward = staticmethod(cls.backward)  # one lookup for the engine
             cls.apply = classmethod(_builtin_apply)
@@ -409,6 +410,17 @@ def _apply_recording(cls, args: tuple):
     return out
 
 
+_NO_GRAD_EDGE = (False, 0, None, None)   # the edge entries of a tensor argument that needs no grad
+_NOT_TENSOR_EDGE = (None, 0, None, None)  # ... and of an argument that is not a tensor
+
+
+def _edge(t: Tensor, seq: int, k: int) -> tuple:
+    """The 4 edge entries for argument ``k``, a tensor that requires grad, of node number ``seq``."""
+    fn = t.grad_fn
+    data = t._data
+    return (_leaf_node(t, seq, k) if fn is None else fn), t._output_nr, data.shape, data.dtype
+
+
 def _leaf_node(t: Tensor, seq: int, k: int) -> "AccumulateGrad":
     """The AccumulateGrad node of leaf ``t``, used as argument ``k`` by the node numbered ``seq``.
 
@@ -421,6 +433,9 @@ def _leaf_node(t: Tensor, seq: int, k: int) -> "AccumulateGrad":
     if not node._seq:
         node._seq = seq - 1 + 1 / (k + 2)
     return node
+
+
+_ZERO_VERSIONS = [(0,) * n for n in range(16)]  # shared version tuples of fresh saved tensors
 
 
 def _record_saved(ctx, saved: tuple) -> None:
@@ -469,141 +484,6 @@ def _pack_with_outputs(ctx, to_save: tuple) -> None:
     ctx._saved_versions = tuple(versions)
     if has_output:
         ctx._saved_outputs = True
-
-
-def _builtin_apply(cls, *args):
-    """``apply`` of minigrad's own ops: positional arguments only, no checks they don't need."""
-    __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
-    if _GradMode.enabled:
-        for a in args:
-            if isinstance(a, Tensor) and a._rg:
-                return _record_builtin(cls, args)
-    return cls.forward(_NO_GRAPH_CTX, *args)
-
-
-# Shared tuples (each operation then creates fewer objects):
-# needs_input_grad: _NEEDS[number of arguments][bit mask, first argument highest]
-_NEEDS = [[tuple(bool(m >> (n - 1 - k) & 1) for k in range(n)) for m in range(1 << n)] for n in range(7)]
-_ZERO_VERSIONS = [(0,) * n for n in range(16)]
-_NO_GRAD_EDGE = (False, 0, None, None)   # the edge entries of a tensor argument that needs no grad
-_NOT_TENSOR_EDGE = (None, 0, None, None)  # ... and of an argument that is not a tensor
-_F64 = np.dtype(np.float64)
-_F32 = np.dtype(np.float32)
-
-
-def _edge(t: Tensor, seq: int, k: int) -> tuple:
-    """The 4 edge entries for argument ``k``, a tensor that requires grad, of node number ``seq``."""
-    fn = t.grad_fn
-    data = t._data
-    return (_leaf_node(t, seq, k) if fn is None else fn), t._output_nr, data.shape, data.dtype
-
-
-def _record_builtin(cls, args: tuple):
-    """``_apply_recording`` for minigrad's own ops, the hot path of every recorded operation.
-
-    Their forwards are pure NumPy (no minigrad operation inside), so grad mode need not be
-    switched off, and they always return fresh tensors.
-    """
-    __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
-    ctx = _new(cls._backward_cls)
-    seq = ctx._seq = _next_seq()
-    edges = []
-    mask = 0
-    for k, a in enumerate(args):
-        mask <<= 1
-        if isinstance(a, Tensor):
-            if a._rg:
-                edges += _edge(a, seq, k)
-                mask |= 1
-            else:
-                edges += _NO_GRAD_EDGE
-        else:
-            edges += _NOT_TENSOR_EDGE
-    n = len(args)
-    ctx._edges = tuple(edges)
-    ctx.needs_input_grad = _NEEDS[n][mask] if n < 7 else tuple(bool(e) for e in edges[::4])
-    return _run_builtin_forward(cls, ctx, args)
-
-
-def _apply_pair(cls, a: Tensor, b: Tensor):
-    """``cls.apply(a, b)`` for a built-in op on two tensors: the binary operators' hot path."""
-    __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
-    if not (_GradMode.enabled and (a._rg or b._rg)):
-        return cls.forward(_NO_GRAPH_CTX, a, b)
-    ctx = _new(cls._backward_cls)
-    seq = ctx._seq = _next_seq()
-    if a._rg:
-        if b._rg:
-            ctx._edges = _edge(a, seq, 0) + _edge(b, seq, 1)
-            ctx.needs_input_grad = (True, True)
-        else:
-            ctx._edges = _edge(a, seq, 0) + _NO_GRAD_EDGE
-            ctx.needs_input_grad = (True, False)
-    else:
-        ctx._edges = _NO_GRAD_EDGE + _edge(b, seq, 1)
-        ctx.needs_input_grad = (False, True)
-    return _run_builtin_forward(cls, ctx, (a, b))
-
-
-def _apply_first(cls, a: Tensor, *rest):
-    """``cls.apply(a, *rest)`` for a built-in op whose only tensor argument is ``a``."""
-    __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
-    if not (_GradMode.enabled and a._rg):
-        return cls.forward(_NO_GRAPH_CTX, a, *rest)
-    ctx = _new(cls._backward_cls)
-    seq = ctx._seq = _next_seq()
-    if rest:
-        k = len(rest)
-        ctx._edges = _edge(a, seq, 0) + _NOT_TENSOR_EDGE * k
-        ctx.needs_input_grad = (True,) + (False,) * k
-        return _run_builtin_forward(cls, ctx, (a, *rest))
-    ctx._edges = _edge(a, seq, 0)
-    ctx.needs_input_grad = (True,)
-    return _run_builtin_forward(cls, ctx, (a,))
-
-
-def _run_builtin_forward(cls, ctx, args: tuple):
-    """Run a built-in forward on its new node, attach the output, record the saved tensors' versions."""
-    __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
-    out = cls.forward(ctx, *args)
-    if (out.__class__ is Tensor and ((dt := out._data.dtype) is _F64 or dt is _F32 or dt.kind == "f")
-            and not ctx._special):
-        out.grad_fn = ctx  # the common case: one fresh floating output
-        out._rg = True
-    else:
-        out, _ = _wrap_outputs(cls, ctx, args, out)
-
-    if ctx._saved is not None:  # set by _trusted_save_for_backward
-        _record_saved(ctx, ctx._saved)
-    if _Anomaly.enabled:
-        ctx._forward_trace = traceback.format_stack()[:-3]
-    return out
-
-
-def _trusted_save_for_backward(self, *tensors) -> None:
-    """save_for_backward for minigrad's own ops: they pass tensors or None, so skip the checks.
-
-    The tuple goes straight to ``_saved``; ``_run_builtin_forward`` then records the versions.
-    """
-    self._saved = tensors
-
-
-class _NoGraphCtx(FunctionCtx):
-    """The ctx given to built-in forwards when nothing is recorded: it keeps nothing."""
-
-    needs_input_grad = (False,) * 64
-
-    def save_for_backward(self, *tensors) -> None:
-        pass
-
-    def mark_non_differentiable(self, *tensors) -> None:
-        pass
-
-    def __setattr__(self, name, value) -> None:
-        pass
-
-
-_NO_GRAPH_CTX = _NoGraphCtx()
 
 
 def _wrap_outputs(cls, ctx, args, out):
@@ -721,3 +601,7 @@ def once_differentiable(fn):
 def _materialize(node: BackwardNode, grads: list) -> list:
     meta = node._output_meta
     return [Tensor._wrap(np.zeros(meta[i][0], meta[i][1])) if g is None else g for i, g in enumerate(grads)]
+
+
+# The recording path of minigrad's own operations (imported last: it builds on the above).
+from ._builtin import _NO_GRAPH_CTX, _builtin_apply, _trusted_save_for_backward  # noqa: E402

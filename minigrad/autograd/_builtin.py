@@ -1,0 +1,146 @@
+"""How minigrad's own operations (``_ops``) are recorded: the same node and ctx as a custom
+Function (function.py), through a shorter path, because every recorded operation pays for it.
+
+What the built-ins guarantee, and so what this path does not check or do:
+
+* their forwards are pure NumPy (no minigrad operation inside), so grad mode is not
+  switched off around them, and they always return fresh tensors;
+* they pass only tensors (or None) to ``save_for_backward``, and positional arguments only;
+* they return one gradient per input, so the engine runs their backward directly.
+
+``_apply_pair`` / ``_apply_first`` are ``apply`` specialised for the operators and tensor
+methods (two tensors; one tensor and plain values). Shared tuples stand for the values that
+repeat (``needs_input_grad``, zero versions, the edges of arguments that need no gradient),
+so each recorded operation creates few objects for Python's garbage collector to track.
+"""
+from __future__ import annotations
+
+import traceback
+
+import numpy as np
+
+from .._tensor import Tensor
+from .anomaly_mode import _Anomaly
+from .function import (_NO_GRAD_EDGE, _NOT_TENSOR_EDGE, FunctionCtx, _edge, _new, _next_seq, _record_saved,
+                       _wrap_outputs)
+from .grad_mode import _GradMode
+
+
+def _builtin_apply(cls, *args):
+    """``apply`` of minigrad's own ops: positional arguments only, no checks they don't need."""
+    __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
+    if _GradMode.enabled:
+        for a in args:
+            if isinstance(a, Tensor) and a._rg:
+                return _record_builtin(cls, args)
+    return cls.forward(_NO_GRAPH_CTX, *args)
+
+
+# needs_input_grad: _NEEDS[number of arguments][bit mask, first argument highest]
+_NEEDS = [[tuple(bool(m >> (n - 1 - k) & 1) for k in range(n)) for m in range(1 << n)] for n in range(7)]
+_F64 = np.dtype(np.float64)
+_F32 = np.dtype(np.float32)
+
+
+def _record_builtin(cls, args: tuple):
+    """``_apply_recording`` (function.py) for a built-in op, with any number of arguments."""
+    __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
+    ctx = _new(cls._backward_cls)
+    seq = ctx._seq = _next_seq()
+    edges = []
+    mask = 0
+    for k, a in enumerate(args):
+        mask <<= 1
+        if isinstance(a, Tensor):
+            if a._rg:
+                edges += _edge(a, seq, k)
+                mask |= 1
+            else:
+                edges += _NO_GRAD_EDGE
+        else:
+            edges += _NOT_TENSOR_EDGE
+    n = len(args)
+    ctx._edges = tuple(edges)
+    ctx.needs_input_grad = _NEEDS[n][mask] if n < 7 else tuple(bool(e) for e in edges[::4])
+    return _run_builtin_forward(cls, ctx, args)
+
+
+def _apply_pair(cls, a: Tensor, b: Tensor):
+    """``cls.apply(a, b)`` for a built-in op on two tensors: the binary operators' hot path."""
+    __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
+    if not (_GradMode.enabled and (a._rg or b._rg)):
+        return cls.forward(_NO_GRAPH_CTX, a, b)
+    ctx = _new(cls._backward_cls)
+    seq = ctx._seq = _next_seq()
+    if a._rg:
+        if b._rg:
+            ctx._edges = _edge(a, seq, 0) + _edge(b, seq, 1)
+            ctx.needs_input_grad = (True, True)
+        else:
+            ctx._edges = _edge(a, seq, 0) + _NO_GRAD_EDGE
+            ctx.needs_input_grad = (True, False)
+    else:
+        ctx._edges = _NO_GRAD_EDGE + _edge(b, seq, 1)
+        ctx.needs_input_grad = (False, True)
+    return _run_builtin_forward(cls, ctx, (a, b))
+
+
+def _apply_first(cls, a: Tensor, *rest):
+    """``cls.apply(a, *rest)`` for a built-in op whose only tensor argument is ``a``."""
+    __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
+    if not (_GradMode.enabled and a._rg):
+        return cls.forward(_NO_GRAPH_CTX, a, *rest)
+    ctx = _new(cls._backward_cls)
+    seq = ctx._seq = _next_seq()
+    if rest:
+        k = len(rest)
+        ctx._edges = _edge(a, seq, 0) + _NOT_TENSOR_EDGE * k
+        ctx.needs_input_grad = (True,) + (False,) * k
+        return _run_builtin_forward(cls, ctx, (a, *rest))
+    ctx._edges = _edge(a, seq, 0)
+    ctx.needs_input_grad = (True,)
+    return _run_builtin_forward(cls, ctx, (a,))
+
+
+def _run_builtin_forward(cls, ctx, args: tuple):
+    """Run a built-in forward on its new node, attach the output, record the saved tensors' versions."""
+    __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
+    out = cls.forward(ctx, *args)
+    if (out.__class__ is Tensor and ((dt := out._data.dtype) is _F64 or dt is _F32 or dt.kind == "f")
+            and not ctx._special):
+        out.grad_fn = ctx  # the common case: one fresh floating output
+        out._rg = True
+    else:
+        out, _ = _wrap_outputs(cls, ctx, args, out)
+
+    if ctx._saved is not None:  # set by _trusted_save_for_backward
+        _record_saved(ctx, ctx._saved)
+    if _Anomaly.enabled:
+        ctx._forward_trace = traceback.format_stack()[:-3]
+    return out
+
+
+def _trusted_save_for_backward(self, *tensors) -> None:
+    """save_for_backward for minigrad's own ops: they pass tensors or None, so skip the checks.
+
+    The tuple goes straight to ``_saved``; ``_run_builtin_forward`` then records the versions.
+    """
+    self._saved = tensors
+
+
+class _NoGraphCtx(FunctionCtx):
+    """The ctx given to built-in forwards when nothing is recorded: it keeps nothing."""
+
+    needs_input_grad = (False,) * 64
+
+    def save_for_backward(self, *tensors) -> None:
+        pass
+
+    def mark_non_differentiable(self, *tensors) -> None:
+        pass
+
+    def __setattr__(self, name, value) -> None:
+        pass
+
+
+_NO_GRAPH_CTX = _NoGraphCtx()
