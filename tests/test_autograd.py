@@ -990,3 +990,13 @@ def test_custom_function_saving_its_output_leaves_no_reference_cycle(n_saved):
         assert ref() is None  # freed by reference counting alone
     finally:
         gc.enable()
+
+
+def test_op_with_many_tensor_arguments_some_needing_grad():
+    # stack(dim, *tensors) records one node with 10 arguments: needs_input_grad must be built for all of them
+    xs = [minigrad.tensor([float(i)], requires_grad=(i % 2 == 0)) for i in range(9)]
+    s = minigrad.stack(xs)
+    assert s.grad_fn.needs_input_grad == (False,) + tuple(i % 2 == 0 for i in range(9))
+    (s.sum() * 3).backward()
+    assert [x.grad.tolist() if x.grad is not None else None for x in xs] == [
+        [3.0] if i % 2 == 0 else None for i in range(9)]
