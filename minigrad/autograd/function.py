@@ -109,7 +109,7 @@ class FunctionCtx:
                 if t is not None:
                     vc = t._vc
                     if vc is not None and vc[0] != versions[i]:
-                        self._raise_modified(i, t, vc[0], versions[i])
+                        raise self._modified_error(i, t, vc[0], versions[i])
                 i += 1
             return saved
         versions = self._saved_versions
@@ -121,9 +121,9 @@ class FunctionCtx:
                 s = _wrap(data)
                 s._vc, s.grad_fn, s._output_nr, s._rg = vc, self, output_nr, True
                 if vc[0] != versions[i]:
-                    self._raise_modified(i, s, vc[0], versions[i])
+                    raise self._modified_error(i, s, vc[0], versions[i])
             elif s is not None and s._vc is not None and s._vc[0] != versions[i]:
-                self._raise_modified(i, s, s._vc[0], versions[i])
+                raise self._modified_error(i, s, s._vc[0], versions[i])
             out.append(s)
             i += 1
         return tuple(out)
@@ -138,14 +138,15 @@ class FunctionCtx:
                 return (data,)
         return tuple(None if t is None else t._data for t in self.saved_tensors)
 
-    def _raise_modified(self, i: int, t: Tensor, version: int, expected: int):
+    def _modified_error(self, i: int, t: Tensor, version: int, expected: int) -> RuntimeError:
+        """The error for a saved tensor changed in place (returned, so that the traceback ends at the check)."""
         origin = (f", which is output {t._output_nr} of {t.grad_fn.name()}," if t.grad_fn is not None else "")
         hint = ("Hint: the backtrace further above shows the operation that failed to compute its gradient. "
                 "The variable in question was changed in there or anywhere later. Good luck!"
                 if _Anomaly.enabled else
                 "Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
                 "with torch.autograd.set_detect_anomaly(True).")
-        raise RuntimeError(
+        return RuntimeError(
             "one of the variables needed for gradient computation has been modified by an inplace "
             f"operation: [{_describe(t)}]{origin} is at version {version}; expected version {expected} "
             f"instead. {hint}\n{self._who()}: saved_tensors[{i}] was saved in forward and then changed in "
