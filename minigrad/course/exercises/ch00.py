@@ -23,4 +23,4 @@ def _check_steepest(answer):
     if abs(at_x) > 0.05:
         raise CheckFailed(f"The largest slope is right, but at_x = {at_x:.3f}: take the grid point where "
                           "the slope is largest (argmax), not where the sigmoid is.")
-    return "right: sigma' = sigma (1 - sigma) is largest where sigma = 1/2, at x = 0, and equals 1/4."
+    return "right: sigma (1 - sigma) peaks where sigma = 1/2, at x = 0, at 1/4."
