@@ -215,3 +215,18 @@ def test_grading_cell_template_is_substituted_once():
     assert "@@" not in src.replace("@@SPEC@@ BUNDLE", "")
     assert "'abc123'" in src and "\"x = 'NONCE @@SPEC@@ BUNDLE'\"" in src
     compile(src, "<grading cell>", "exec")
+
+
+@pytest.mark.parametrize("answer, feedback", [
+    ((1.0, 6.0), "largest value of the sigmoid itself"),
+    ((0.5, 0.0), "sigmoid's value at x = 0"),
+    ((0.2, 0.0), "is not the largest value of sig * (1 - sig)"),
+    ((0.25, 1.5), "at_x = 1.500"),
+    (0.25, "Pass a pair of numbers"),
+])
+def test_chapter0_check_names_the_mistake(answer, feedback):
+    import minigrad.course.exercises  # noqa: F401  (registers the chapters' checks)
+
+    r = run_check("ch00-ex1", answer)
+    assert not r.passed and feedback in r.message
+    assert run_check("ch00-ex1", (0.25, 0.0)).passed
