@@ -126,8 +126,8 @@ def _make_grads(tensors: Sequence[Tensor], grads: Sequence, where: str, create_g
 
 def _run(roots: Sequence[Tensor], root_grads: list, retain_graph: bool, create_graph: bool,
          targets: Sequence[Tensor] | None = None, accumulate: bool = True) -> list | None:
-    # Entry points: a root's grad_fn, or the AccumulateGrad node of a root that is a leaf.
     __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
+    # Entry points: a root's grad_fn, or the AccumulateGrad node of a root that is a leaf.
     root_edges = [(t.grad_fn, t._output_nr) if t.grad_fn is not None else (t._grad_accumulator(), 0)
                   for t in roots]
 
