@@ -133,9 +133,10 @@ class Mul(Function):
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved_tensors
-        if not _GradMode.enabled:  # the ordinary backward: the same formulas, on the arrays
-            gd = g._data
-            return (_wrap(gd * b._data) if b is not None else None), (_wrap(gd * a._data) if a is not None else None)
+        if not _GradMode.enabled:  # the ordinary backward: on the NumPy arrays
+            ga = _wrap(g._data * b._data) if b is not None else None
+            gb = _wrap(g._data * a._data) if a is not None else None
+            return ga, gb
         return (g * b if b is not None else None), (g * a if a is not None else None)
 
 
