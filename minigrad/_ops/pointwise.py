@@ -222,9 +222,14 @@ class Relu(Function):
     def backward(ctx, g):
         if not _GradMode.enabled:
             (o,) = ctx._saved_arrays()
-            return _wrap(g._data * (o != _ZERO[o.dtype]))  # ThresholdBackward's forward, inline
+            return _wrap(_threshold_backward(g._data, o))  # ThresholdBackward's forward, without its node
         (out,) = ctx.saved_tensors
         return ThresholdBackward.apply(g, out)  # gradient 0 at x == 0, PyTorch's convention
+
+
+def _threshold_backward(g: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """relu's gradient rule on arrays (see ThresholdBackward): ``g`` where ``out != 0``, else 0."""
+    return g * (out != _ZERO[out.dtype])
 
 
 class ThresholdBackward(Function):
@@ -242,8 +247,7 @@ class ThresholdBackward(Function):
     def forward(ctx, g, out):
         if ctx.needs_input_grad[0]:
             ctx.save_for_backward(out)
-        o = out._data
-        return _wrap(g._data * (o != _ZERO[o.dtype]))
+        return _wrap(_threshold_backward(g._data, out._data))
 
     @staticmethod
     def backward(ctx, gg):

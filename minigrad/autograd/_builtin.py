@@ -21,8 +21,8 @@ import numpy as np
 
 from .._tensor import Tensor
 from .anomaly_mode import _Anomaly
-from .function import (_NO_GRAD_EDGE, _NOT_TENSOR_EDGE, FunctionCtx, _edge, _new, _next_seq, _record_saved,
-                       _wrap_outputs)
+from .function import (_NO_GRAD_EDGE, _NOT_TENSOR_EDGE, FunctionCtx, _edge, _new, _next_seq, _record_edges,
+                       _record_saved, _wrap_outputs)
 from .grad_mode import _GradMode
 
 
@@ -36,8 +36,6 @@ def _builtin_apply(cls, *args):
     return cls.forward(_NO_GRAPH_CTX, *args)
 
 
-# needs_input_grad: _NEEDS[number of arguments][bit mask, first argument highest]
-_NEEDS = [[tuple(bool(m >> (n - 1 - k) & 1) for k in range(n)) for m in range(1 << n)] for n in range(7)]
 _F64 = np.dtype(np.float64)
 _F32 = np.dtype(np.float32)
 
@@ -46,22 +44,8 @@ def _record_builtin(cls, args: tuple):
     """``_apply_recording`` (function.py) for a built-in op, with any number of arguments."""
     __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
     ctx = _new(cls._backward_cls)
-    seq = ctx._seq = _next_seq()
-    edges = []
-    mask = 0
-    for k, a in enumerate(args):
-        mask <<= 1
-        if isinstance(a, Tensor):
-            if a._rg:
-                edges += _edge(a, seq, k)
-                mask |= 1
-            else:
-                edges += _NO_GRAD_EDGE
-        else:
-            edges += _NOT_TENSOR_EDGE
-    n = len(args)
-    ctx._edges = tuple(edges)
-    ctx.needs_input_grad = _NEEDS[n][mask] if n < 7 else tuple(bool(e) for e in edges[::4])
+    ctx._seq = seq = _next_seq()
+    _record_edges(ctx, args, seq)
     return _run_builtin_forward(cls, ctx, args)
 
 

@@ -369,17 +369,7 @@ def _apply_recording(cls, args: tuple):
     __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
     ctx = cls._backward_cls()
     seq = ctx._seq = _next_seq()
-    edges = []
-    needs = []
-    for k, a in enumerate(args):
-        if isinstance(a, Tensor):
-            edges += _edge(a, seq, k) if a._rg else _NO_GRAD_EDGE
-            needs.append(a._rg)
-        else:
-            edges += _NOT_TENSOR_EDGE
-            needs.append(False)
-    ctx._edges = tuple(edges)
-    ctx.needs_input_grad = tuple(needs)
+    _record_edges(ctx, args, seq)
 
     _GradMode.enabled = False
     try:
@@ -420,6 +410,29 @@ def _edge(t: Tensor, seq: int, k: int) -> tuple:
     fn = t.grad_fn
     data = t._data
     return (_leaf_node(t, seq, k) if fn is None else fn), t._output_nr, data.shape, data.dtype
+
+
+# needs_input_grad tuples, shared: _NEEDS[number of arguments][bit mask, first argument highest]
+_NEEDS = [[tuple(bool(m >> (n - 1 - k) & 1) for k in range(n)) for m in range(1 << n)] for n in range(7)]
+
+
+def _record_edges(ctx, args: tuple, seq: int) -> None:
+    """Set the node's edges (4 entries per argument) and needs_input_grad from the arguments."""
+    edges = []
+    mask = 0
+    for k, a in enumerate(args):
+        mask <<= 1
+        if isinstance(a, Tensor):
+            if a._rg:
+                edges += _edge(a, seq, k)
+                mask |= 1
+            else:
+                edges += _NO_GRAD_EDGE
+        else:
+            edges += _NOT_TENSOR_EDGE
+    n = len(args)
+    ctx._edges = tuple(edges)
+    ctx.needs_input_grad = _NEEDS[n][mask] if n < len(_NEEDS) else tuple(bool(e) for e in edges[::4])
 
 
 def _leaf_node(t: Tensor, seq: int, k: int) -> "AccumulateGrad":
