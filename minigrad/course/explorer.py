@@ -80,7 +80,7 @@ class SlopeExplorer:
             curve = self._function(name)(minigrad.tensor(self.grid, dtype=minigrad.float64)).numpy()
         y0 = self.value(name, x0)
         backward, secant = self.slopes(name, x0, eps)
-        ax.plot(self.grid, curve, lw=2.2, color=CURVE, label=name)
+        ax.plot(self.grid, curve, lw=5, alpha=0.45, color=CURVE, label=name)  # wide: lines on it stay visible
         ax.plot(self.grid, y0 + secant * (self.grid - x0), lw=1.6, color=SECANT,
                 label=f"finite difference: {secant:.3g}")
         ax.plot(self.grid, y0 + backward * (self.grid - x0), "--", lw=1.8, color=TANGENT,
