@@ -110,15 +110,19 @@ del _setup
 import minigrad'''
 
 
+def import_names(requirements: list[str]) -> tuple[str, ...]:
+    """The module names that requirements such as ``"matplotlib>=3.7"`` make importable."""
+    names = [re.match(r"[A-Za-z0-9_.\-]+", req).group(0).lower() for req in requirements]
+    return tuple(IMPORT_NAMES.get(n, n.replace("-", "_")) for n in names)
+
+
 def package_facts(root: Path = ROOT) -> dict:
     """Distribution name, version and the `book` extra's import names, from their one place each."""
     project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
     version_src = (root / "minigrad" / "_version.py").read_text()
     version = next(node.value.value for node in ast.parse(version_src).body
                    if isinstance(node, ast.Assign) and node.targets[0].id == "__version__")
-    book = project.get("optional-dependencies", {}).get("book", [])
-    names = [re.match(r"[A-Za-z0-9_.\-]+", req).group(0).lower() for req in book]
-    imports = tuple(IMPORT_NAMES.get(n, n.replace("-", "_")) for n in names)
+    imports = import_names(project.get("optional-dependencies", {}).get("book", []))
     needs = "(" + ", ".join(f'"{m}"' for m in imports) + ("," if len(imports) == 1 else "") + ")"
     return {"dist": project["name"], "version": version, "extra": "book", "needs": needs}
 
