@@ -340,6 +340,11 @@ class FreshEnv:
         site = subprocess.run([self.python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
                               capture_output=True, text=True, check=True).stdout.strip()
         Path(site, "pip-from-wheelhouse.pth").write_text(str(wheelhouse / "pip-unpacked") + "\n")
+        for name in ("pip", "pip3"):  # the commands a venv has
+            script = self.venv / "bin" / name
+            script.write_text(f"#!{self.python}\nimport sys\nfrom pip._internal.cli.main import main\n"
+                              "sys.exit(main())\n")
+            script.chmod(0o755)
         self.find_links = [wheelhouse]
         self.mplconfig = wheelhouse / "mplconfig"
         self.baseline = set(self.packages())
@@ -433,10 +438,25 @@ def _check_numpy_alone(env: FreshEnv) -> None:
     assert "release --out DIR" in env.run(env.venv / "bin" / "minigrad-course", "--help").stdout
 
 
+def _guide_offline_command() -> str:
+    guide = (ROOT / "book" / "instructor_guide.md").read_text()
+    section = guide.split("### A class on a JupyterHub without internet access", 1)[1]
+    command, = re.findall(r"```bash\n(.+?)\n```", section.split("\n## ", 1)[0], re.S)
+    return command
+
+
 def test_wheel_installs_and_imports_with_numpy_alone(dists, wheelhouse, tmp_path):
-    """(Chapter 0 runs from this wheel in test_notebook_alone_with_the_wheel_..., below.)"""
+    """Installed with the instructor guide's one command for an offline JupyterHub (whose Python
+    has NumPy), from a release folder, with no index and no other wheel in reach.
+    (Chapter 0 runs from this wheel in test_notebook_alone_with_the_wheel_..., below.)"""
     env = FreshEnv(tmp_path, wheelhouse)
-    env.pip_install(dists["wheel"])
+    env.pip_install("numpy")
+    (tmp_path / "release" / "notebooks").mkdir(parents=True)
+    shutil.copy2(dists["wheel"], tmp_path / "release" / "notebooks")
+    env.find_links = []  # offline: nothing but the release folder
+    command = _guide_offline_command()
+    assert command.startswith("pip install --no-index release/notebooks/")
+    env.run("bash", "-c", command, cwd=tmp_path)
     _check_numpy_alone(env)
 
 
