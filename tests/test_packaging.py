@@ -116,7 +116,8 @@ def test_nothing_installs_from_a_placeholder_or_a_git_url():
     placeholder = "github.com/inside-autograd/" + "inside-autograd-function"
     git_install = re.compile(r"pip install[^\n]*git\+")
     bad = [str(p.relative_to(ROOT)) for p, text in _tracked_text_files()
-           if placeholder in text or git_install.search(text)]
+           if (placeholder in text or git_install.search(text))
+           and p != Path(__file__)]  # (this file spells both out, to look for them)
     assert not bad, f"these files still name the placeholder repository or install from git: {bad}"
 
 
@@ -139,7 +140,7 @@ def test_install_cell_facts_come_from_their_one_place():
     assert f'dist="{DIST}"' in src and f'version="{VERSION}"' in src and 'extra="book"' in src
     assert facts["needs"] == '("matplotlib", "ipywidgets")'
     compile(src, "install cell", "exec")  # plain Python: no magics, runs in any kernel
-    assert max(map(len, src.splitlines())) <= 100, "the cell must fit the page when expanded"
+    assert max(map(len, src.splitlines())) <= 76, "the cell must fit the page when expanded"
     assert "git+" not in src and "http" not in src
 
 
@@ -492,7 +493,7 @@ def test_notebook_alone_with_the_wheel_runs_where_jupyter_is_alone(dists, wheelh
     nbformat.write(nb, lost / "alone.ipynb")
     ran, _ = env.run_notebook(lost / "alone.ipynb", lost)
     (_, error), = _errors(ran)
-    sentence = f"Could not install minigrad {VERSION} (the minigrad found here is 0.0.6, which this book"
+    sentence = f"Could not install minigrad {VERSION} (found minigrad 0.0.6, which this book cannot use): "
     assert error["ename"] == "SetupError" and len(error["traceback"]) == 1, error
     text = error["traceback"][0]
     assert text.startswith(sentence) and f"{WHEEL_PREFIX}{VERSION}-py3-none-any.whl next to this notebook" in text
