@@ -37,7 +37,9 @@ import nbformat
 from refresh_notebooks import ROOT, _rel, book_notebooks  # the same notebooks, named the same way
 
 TAG = "minigrad-install"  # marks the cell, so that this script finds it again
-TAGS = ["hide-input", TAG]  # hide-input: collapsed on the website
+# hide-input: collapsed on the website; minigrad-only: tests/test_chapter_transfer.py, which
+# runs the chapters on PyTorch, leaves it out (it would try to install minigrad as "torch")
+TAGS = ["hide-input", TAG, "minigrad-only"]
 # import names of the `book` extra's distributions, where they differ from the distribution name
 IMPORT_NAMES = {"scikit-learn": "sklearn", "pillow": "PIL", "pyyaml": "yaml"}
 

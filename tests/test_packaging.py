@@ -131,6 +131,7 @@ def test_notebook_starts_with_the_generated_install_cell(nb_path):
         f"{nb_path.name}: its first code cell is not the current install cell; run "
         f".venv/bin/python scripts/install_cell.py (then scripts/refresh_notebooks.py if it says so)")
     assert "hide-input" in first.metadata["tags"], "collapsed on the website"
+    assert "minigrad-only" in first.metadata["tags"], "not run by the PyTorch transfer test"
     assert first.outputs == [], "silent where minigrad is installed (the book's own run)"
 
 
@@ -160,7 +161,7 @@ def test_generator_inserts_replaces_and_is_idempotent(tmp_path):
     assert install_cell.apply(legacy, source) == "updated"
     cell = legacy.cells[0]
     assert cell.source == source and cell.outputs == []
-    assert cell.metadata["tags"] == ["hide-input", install_cell.TAG, "keep-me"]
+    assert cell.metadata["tags"] == [*install_cell.TAGS, "keep-me"]
     assert install_cell.apply(legacy, source) is None
 
     path = tmp_path / "07_drifted.ipynb"
