@@ -195,6 +195,16 @@ JS_OVERFLOW = """() => {
     return out;
 }"""
 
+JS_FOCUSED = """() => {
+    const e = document.activeElement;
+    if (!e || e === document.body) return null;
+    const cs = getComputedStyle(e), r = e.getBoundingClientRect();
+    const ring = (cs.outlineStyle !== 'none' && parseFloat(cs.outlineWidth) > 0) || cs.boxShadow !== 'none';
+    return {tag: e.tagName.toLowerCase(), text: (e.getAttribute('aria-label') || e.innerText || '').trim().slice(0, 40),
+            ring, math: !!e.closest('mjx-container'), visible: r.width > 0 && r.height > 0 && e.checkVisibility()};
+}"""
+MAX_TAB_STOPS = 400
+
 JS_MAIN_TEXT = "() => (document.querySelector('main') || document.body).textContent"
 JS_CELL_CODE = "() => Array.from(document.querySelectorAll('main .cell_input pre')).map(p => p.textContent).join('\\n')"
 NBGRADER_MARKER = re.compile(r"^[ \t]*### (?:BEGIN|END) (?:SOLUTION|HIDDEN TESTS)[ \t]*$", re.M)
@@ -396,6 +406,7 @@ class PageCheck:
                                    ".getBoundingClientRect().top)]")
             if landed[0] != "#main-content" or abs(landed[1]) > 5:
                 self.err(f"the skip link does not move to the content (hash {landed[0]!r}, content at {landed[1]} px)")
+        self.tab_walk()
         # widget sliders: named (axe checks that) and moved by the arrow keys
         handles = page.locator("main .noUi-handle")
         for i in range(handles.count()):
@@ -424,6 +435,33 @@ class PageCheck:
             for button in anim.locator("button").all():
                 if not (button.get_attribute("aria-label") or "").strip():
                     self.err(f"animation {i + 1}: a button has no label")
+        _settle(page)
+
+    def tab_walk(self) -> None:
+        """Tab through the whole page: every stop shows where the focus is, and only controls
+        and links are stops (not each formula: a page has hundreds)."""
+        page = self.page
+        _settle(page)
+        no_ring, hidden, math, first = [], [], 0, None
+        for _ in range(MAX_TAB_STOPS):
+            page.keyboard.press("Tab")
+            stop = page.evaluate(JS_FOCUSED)
+            if stop is None or stop == first:
+                break
+            first = first or stop
+            math += stop["math"]
+            if not stop["visible"]:
+                hidden.append(stop)
+            elif not stop["ring"]:
+                no_ring.append(stop)
+        else:
+            self.err(f"more than {MAX_TAB_STOPS} Tab stops: a keyboard user cannot get through the page")
+        if math:
+            self.err(f"{math} formula(s) are Tab stops (MathJax menu setting inTabOrder)")
+        for what, stops in (("shows no focus indicator", no_ring), ("is focusable but not visible", hidden)):
+            if stops:
+                named = sorted({f"<{s['tag']}> {s['text']!r}" for s in stops})
+                self.err(f"{len(stops)} Tab stop(s) {what}: {', '.join(named[:6])}")
         _settle(page)
 
     def open_everything(self) -> bool:
