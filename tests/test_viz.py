@@ -470,3 +470,15 @@ def test_animation_html_is_accessible():
     for label in ("Play", "Pause", "Previous frame", "Next frame", "First frame", "Last frame"):
         assert f'aria-label="{label}"' in html  # every button is named; its symbol is aria-hidden
     assert html.count('<span aria-hidden="true">') == 9
+
+
+def test_course_plot_colours_have_contrast():
+    """book/matplotlibrc: every colour of the line cycle has 3:1 contrast on white (WCAG 1.4.11)."""
+    from pathlib import Path
+
+    rc = matplotlib.rc_params_from_file(str(Path(__file__).resolve().parent.parent / "book" / "matplotlibrc"),
+                                        use_default_template=False)
+    colours = rc["axes.prop_cycle"].by_key()["color"]
+    assert len(colours) >= 8
+    for c in colours:
+        assert _contrast(c) >= 3.0, c
