@@ -116,7 +116,7 @@ def build_site(root: Path, out: Path, *, log=print) -> Path:
     for name in ("_config.yml", "requirements.txt"):
         if (root / name).exists():
             shutil.copy2(root / name, src / name)
-    for d in ("_assets", "_ext"):
+    for d in ("_assets", "_ext", "_theme"):  # _theme: the course CSS and JS (accessibility fixes)
         if (root / d).is_dir():
             shutil.copytree(root / d, src / d)
     book_src = root / "book"
