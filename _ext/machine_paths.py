@@ -25,6 +25,8 @@ SECTION_PREFIX = "machine paths"
 @functools.lru_cache(maxsize=None)
 def rules(cfg: Path = CFG) -> tuple[tuple[re.Pattern, str], ...]:
     """The (regex, replacement) pairs of the ``[machine paths: ...]`` sections, in file order."""
+    if not cfg.is_file():
+        raise FileNotFoundError(f"{cfg} is missing: it holds the rules that keep machine paths out of outputs")
     parser = configparser.ConfigParser(interpolation=None)
     parser.read(cfg)
     return tuple((re.compile(parser[s]["regex"]), parser[s]["replace"])
