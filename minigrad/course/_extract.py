@@ -385,6 +385,8 @@ def bound_names(source: str) -> set[str]:
 def screen(stmt, cell: Cell, import_aliases: set) -> list[str]:
     """Tampering in one loaded statement: one line per finding, with its place."""
     found = []
+    load, later = _references(stmt)
+    globals_read = load | later  # a parameter called `input` is not the builtin
 
     def where(node):
         return f"{cell.label}, line {getattr(node, 'lineno', '?')}"
@@ -393,7 +395,7 @@ def screen(stmt, cell: Cell, import_aliases: set) -> list[str]:
         found.append(f"{what} ({where(node)})")
 
     for node in ast.walk(stmt):
-        if isinstance(node, ast.Name) and node.id in DENY_NAMES:
+        if isinstance(node, ast.Name) and node.id in DENY_NAMES and node.id in globals_read:
             add(node, f"uses `{node.id}`")
         elif isinstance(node, ast.Attribute) and node.attr in DENY_ATTRS:
             add(node, f"uses `.{node.attr}`")
@@ -451,16 +453,20 @@ class Plan:
 
     load: list = field(default_factory=list)          # (Cell, statement index), in notebook order
     data: list = field(default_factory=list)          # names whose values come from the kernel
+    defined: set = field(default_factory=set)         # names bound by loaded def/class statements
     unavailable: dict = field(default_factory=dict)   # name -> why the grader cannot provide it
     flags: list = field(default_factory=list)         # tampering found in the loaded code
 
 
-def plan(cells: list[Cell], needed: set, *, builtin_ok: bool = True) -> Plan:
+def plan(cells: list[Cell], needed: set, *, prefer_definitions=frozenset(), absent=frozenset()) -> Plan:
     """The definitions and data the names in ``needed`` reach, in the state after ``cells`` ran.
 
     ``cells`` are the code cells the kernel ran, in order. A name takes its last binding; a
     definition's load-time references (base classes, defaults) take the binding current where the
-    definition stands, its functions' references the final one.
+    definition stands, its functions' references the final one. The kernel corrects the reading
+    of the source: ``prefer_definitions`` are names it holds a function, class or module for
+    (a later conditional assignment did not run), ``absent`` names it does not hold at all (the
+    cell stopped with an error before the definition).
     """
     table: dict[str, list[Binding]] = {}
     stars: list[Binding] = []
@@ -481,11 +487,13 @@ def plan(cells: list[Cell], needed: set, *, builtin_ok: bool = True) -> Plan:
             continue
         seen.add((name, before))
         cands = [b for b in table.get(name, []) if b.order < before]
+        if name in prefer_definitions:
+            cands = [b for b in cands if b.kind != "data"] or cands
         star = [b for b in stars if b.order < before]
         if not cands:
             if star:
                 chosen[star[-1].order + ("*",)] = star[-1]
-            elif required and not (builtin_ok and hasattr(builtins, name)):
+            elif required and not hasattr(builtins, name):
                 out.unavailable.setdefault(name, "it is not defined in the notebook's code cells "
                                                  "before this exercise is graded")
             continue
@@ -498,10 +506,16 @@ def plan(cells: list[Cell], needed: set, *, builtin_ok: bool = True) -> Plan:
             out.unavailable.setdefault(name, f"{bnd.cell.label} defines it with {bnd.why}, which the grader "
                                              "does not run")
             continue
+        if bnd.kind == "def" and name in absent:
+            out.unavailable.setdefault(name, f"{bnd.cell.label} defines it, but that cell stopped with an error "
+                                             "before reaching the definition")
+            continue
         key = bnd.order + (name,)
         if key in chosen:
             continue
         chosen[key] = bnd
+        if bnd.kind == "def":
+            out.defined.add(name)
         stmt = bnd.cell.tree.body[bnd.stmt]
         if bnd.kind in ("def", "value"):
             load, later = _references(stmt)
@@ -510,11 +524,11 @@ def plan(cells: list[Cell], needed: set, *, builtin_ok: bool = True) -> Plan:
             todo += [(n, end, False) for n in sorted(later)]
     done = set()
     aliases = {b.name for bs in table.values() for b in bs if b.kind == "import"}
-    for key in sorted(chosen):
+    for key in sorted(chosen, key=lambda k: k[:2]):
         bnd = chosen[key]
-        if (bnd.order, bnd.cell.pos) in done:
+        if bnd.order in done:
             continue
-        done.add((bnd.order, bnd.cell.pos))
+        done.add(bnd.order)
         out.load.append((bnd.cell, bnd.stmt))
         if bnd.kind in ("def", "value"):
             out.flags += screen(bnd.cell.tree.body[bnd.stmt], bnd.cell, aliases)

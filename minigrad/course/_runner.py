@@ -39,6 +39,12 @@ REPLY_CAP = 8 * 2**20         # bytes of one checker reply
 NOTEBOOK_CAP = 50 * 2**20
 SANDBOX_NPROC = 300           # processes and threads in a whole sandbox (a fork bomb stops there)
 DEBUG = bool(os.environ.get("MINIGRAD_COURSE_DEBUG"))  # keep the kernel's and checkers' error output
+_T0 = time.monotonic()
+
+
+def _trace(what: str) -> None:
+    if DEBUG:
+        print(f"[runner {time.monotonic() - _T0:6.2f} s] {what}", file=sys.stderr, flush=True)
 _CHECK_CALL = re.compile(r"""check\(\s*['"]([^'"]+)['"]""")
 
 
@@ -421,8 +427,10 @@ class Runner:
             self.range_start[ex["id"]] = prev
         self.spare = Checker(self.iso, self.left() + 5)
         kernel = Kernel(self.iso)
+        _trace("starting the kernel")
         try:
             kernel.start(min(60.0, max(5.0, self.left())))
+            _trace("kernel ready")
         except Exception as e:
             kernel.stop()
             self.fail_rest(f"not graded: the notebook's kernel did not start ({type(e).__name__}: {str(e)[:200]})")
@@ -430,9 +438,11 @@ class Runner:
         try:
             self.loop(kernel, cells, positions)
         finally:
+            _trace("stopping")
             kernel.stop()
             if self.spare is not None:
                 self.spare.close()
+            _trace("stopped")
         if self.left() <= 0:
             self.fail_rest(f"time limit exceeded ({self.spec['timeout']:g} s for the notebook) before this exercise "
                            "was graded: a cell ran too long (an infinite loop?)")
@@ -481,6 +491,7 @@ class Runner:
 
     def run_cell(self, kernel: Kernel, cell) -> str:
         r = kernel.run(self.cells[cell.pos]["source"], timeout=max(0.5, self.left()))
+        _trace(f"{cell.label}: {r['status']}")
         if r["status"] in ("ok", "error"):
             self.executed.add(cell.pos)
         if r["status"] == "error" and r["error"]:
@@ -518,27 +529,34 @@ class Runner:
         needed, imports = self.needed_names(ex)
         cells = [c for c in self.code if c.pos <= anchor and c.pos in self.executed]
         plan = _extract.plan(cells, needed)
-        if plan.flags:
-            self.result(ex, "tampering detected: the code the check runs " + "; ".join(plan.flags[:4]) +
-                        ". The grader does not run such code (it can reach outside the exercise).",
-                        flagged="tampering: " + plan.flags[0])
-            return
-        unavailable = dict(plan.unavailable)
-        values = {}
-        if plan.data:
-            nonce = secrets.token_hex(16)
-            code = (f"from minigrad.course._values import export as _mgc_export\n"
-                    f"print(_mgc_export(globals(), {sorted(plan.data)!r}, {nonce!r}))\ndel _mgc_export")
-            r = kernel.run(code, timeout=max(0.5, min(30.0, self.left())), store_history=False) \
-                if kernel.alive() else {"text": "", "status": "dead"}
-            for name, (kind, val) in _values.parse_export(r["text"], nonce, plan.data).items():
+        prefer_all, absent_all, asked = set(), set(), set()
+        values, reasons = {}, {}
+        for _ in range(3):  # the kernel corrects the reading of the source (see _extract.plan)
+            if plan.flags:
+                self.result(ex, "tampering detected: the code the check runs " + "; ".join(plan.flags[:4]) +
+                            ". The grader does not run such code (it can reach outside the exercise).",
+                            flagged="tampering: " + plan.flags[0])
+                return
+            query = sorted((set(plan.data) | plan.defined) - asked)
+            asked |= set(query)
+            got = self.export(kernel, query) if query else {}
+            for name, (kind, val) in got.items():
                 if kind == "value":
                     values[name] = val
                 elif kind == "unsupported":
-                    unavailable[name] = (f"its value is a {val}: the grader passes only numbers, strings, lists, "
-                                         "tuples, dicts, NumPy arrays and tensors from the notebook to the check")
+                    reasons[name] = (f"its value is a {val}: the grader passes only numbers, strings, lists, "
+                                     "tuples, dicts, NumPy arrays and tensors from the notebook to the check")
+                elif kind == "missing":
+                    reasons[name] = "it has no value when this exercise is graded (did the cell that sets it run?)"
+                    if name in plan.defined:
+                        absent_all.add(name)
                 else:
-                    unavailable[name] = "it has no value when this exercise is graded (did the cell that sets it run?)"
+                    prefer_all.add(name)  # a function, class or module: a conditional re-binding did not run
+            if not ({n for n in plan.data if n in prefer_all} or plan.defined & absent_all):
+                break
+            plan = _extract.plan(cells, needed, prefer_definitions=prefer_all, absent=absent_all)
+        values = {n: v for n, v in values.items() if n in plan.data}
+        unavailable = {**plan.unavailable, **{n: r for n, r in reasons.items() if n in plan.data}}
         load = []
         for cell, stmt in plan.load:
             if load and load[-1]["label"] == cell.label:
@@ -554,11 +572,23 @@ class Runner:
         finally:
             checker.close()
 
+    def export(self, kernel: Kernel, names: list) -> dict:
+        """What the kernel holds for these names (values as data), read with one cell."""
+        if not kernel.alive():
+            return {n: ("missing", "") for n in names}
+        nonce = secrets.token_hex(16)
+        code = (f"from minigrad.course._values import export as _mgc_export\n"
+                f"print(_mgc_export(globals(), {names!r}, {nonce!r}))\ndel _mgc_export")
+        r = kernel.run(code, timeout=max(0.5, min(30.0, self.left())), store_history=False)
+        return _values.parse_export(r["text"], nonce, names)
+
     def run_checker(self, checker: Checker, ex, load, values, needed, imports, unavailable, notes, stub_cells):
+        _trace(f"{ex['id']}: checker")
         ok = checker.send({"id": ex["id"], "bundle": self.spec["bundle"], "course_dir": self.spec.get("course_dir", ""),
                            "instructor_imports": imports, "check_source": ex.get("check_source", ""),
                            "names": sorted(needed), "load": load, "values": values})
         check = checker.receive(max(0.5, self.left())) if ok else None
+        _trace(f"{ex['id']}: check phase done")
         if check is None or check.get("phase") != "check":
             why = ("time limit exceeded while checking this exercise" if self.left() <= 0 else
                    "the check did not finish (the code it ran crashed the checker, or used all its memory)")
@@ -681,6 +711,7 @@ def main() -> None:
     def emit(obj):
         _wire.reply(out, obj)
 
+    _trace("runner started")
     try:
         spec, files = read_input(sys.stdin.buffer)
         _drop_limits(spec)
@@ -689,6 +720,7 @@ def main() -> None:
         emit({"event": "runner-error", "error": f"{type(e).__name__}: {e}"[:500],
               "trace": traceback.format_exc()[-2000:]})
     emit({"event": "done"})
+    _trace("done")
     os._exit(0)
 
 

@@ -32,7 +32,7 @@ def _array(arr) -> dict:
 
     if arr.dtype.kind not in _KINDS or arr.dtype.hasobject:
         raise Unsupported(f"numpy array of dtype {arr.dtype}")
-    arr = np.ascontiguousarray(arr)
+    arr = arr if arr.flags.c_contiguous else arr.copy(order="C")  # (ascontiguousarray makes 0-d arrays 1-d)
     return {"dtype": arr.dtype.str, "shape": list(arr.shape), "b64": base64.b64encode(arr.tobytes()).decode()}
 
 
@@ -139,13 +139,22 @@ def export(namespace: dict, names, nonce: str) -> str:
 
     Runs inside the student's kernel (untrusted): whatever it prints is only ever decoded as data.
     """
+    import types
+
     out, size = {}, 0
     for name in names:
         if name not in namespace:
             out[name] = {"missing": True}
             continue
+        value = namespace[name]
+        if isinstance(value, (types.FunctionType, type)):
+            out[name] = {"definition": True}
+            continue
+        if isinstance(value, types.ModuleType):
+            out[name] = {"module": True}
+            continue
         try:
-            enc = encode(namespace[name])
+            enc = encode(value)
             text = json.dumps(enc)
         except Unsupported as e:
             out[name] = {"unsupported": str(e)[:200]}
@@ -159,7 +168,8 @@ def export(namespace: dict, names, nonce: str) -> str:
 
 
 def parse_export(text: str, nonce: str, names) -> dict:
-    """The values a kernel exported: {name: ("value", v) | ("unsupported", why) | ("missing", "")}.
+    """The values a kernel exported: {name: ("value", v) | ("definition" | "module" | "unsupported", why) |
+    ("missing", "")}.
 
     ``text`` is everything the kernel printed; only the last line starting with the nonce counts,
     and only the requested names are read.
@@ -183,6 +193,8 @@ def parse_export(text: str, nonce: str, names) -> dict:
             continue
         if "value" in entry:
             result[n] = ("value", entry["value"])   # still encoded: the checker decodes it
+        elif entry.get("definition") or entry.get("module"):
+            result[n] = ("definition" if entry.get("definition") else "module", "")
         elif "unsupported" in entry:
             result[n] = ("unsupported", str(entry["unsupported"])[:200])
         elif entry.get("too_large"):
