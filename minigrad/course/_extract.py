@@ -454,6 +454,7 @@ class Plan:
     load: list = field(default_factory=list)          # (Cell, statement index), in notebook order
     data: list = field(default_factory=list)          # names whose values come from the kernel
     defined: set = field(default_factory=set)         # names bound by loaded def/class statements
+    unbound: set = field(default_factory=set)         # names no statement binds (asked of the kernel)
     unavailable: dict = field(default_factory=dict)   # name -> why the grader cannot provide it
     flags: list = field(default_factory=list)         # tampering found in the loaded code
 
@@ -493,9 +494,9 @@ def plan(cells: list[Cell], needed: set, *, prefer_definitions=frozenset(), abse
         if not cands:
             if star:
                 chosen[star[-1].order + ("*",)] = star[-1]
-            elif required and not hasattr(builtins, name):
-                out.unavailable.setdefault(name, "it is not defined in the notebook's code cells "
-                                                 "before this exercise is graded")
+            elif not hasattr(builtins, name) and name not in out.data:
+                out.data.append(name)  # set some other way (exec, %run ...)? The kernel will tell
+                out.unbound.add(name)
             continue
         bnd = cands[-1]
         if bnd.kind == "data":

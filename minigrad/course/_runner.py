@@ -547,7 +547,9 @@ class Runner:
                     reasons[name] = (f"its value is a {val}: the grader passes only numbers, strings, lists, "
                                      "tuples, dicts, NumPy arrays and tensors from the notebook to the check")
                 elif kind == "missing":
-                    reasons[name] = "it has no value when this exercise is graded (did the cell that sets it run?)"
+                    reasons[name] = ("it is not defined in the notebook's code cells before this exercise is graded"
+                                     if name in plan.unbound else
+                                     "it has no value when this exercise is graded (did the cell that sets it run?)")
                     if name in plan.defined:
                         absent_all.add(name)
                 else:
