@@ -153,6 +153,13 @@ def _safe_value(node) -> bool:
     return _literal(node) or _dotted(node)
 
 
+def _immutable(node) -> bool:
+    """A literal that later statements cannot have changed in place (lists, dicts and sets can)."""
+    if isinstance(node, ast.Tuple):
+        return all(_immutable(e) for e in node.elts)
+    return (isinstance(node, ast.Constant) or _numeric(node)) or _dotted(node)
+
+
 def decorator_name(node) -> str | None:
     """The allowed decorator this node is (``staticmethod``, ``x.setter`` ...), or None."""
     if isinstance(node, ast.Name) and node.id in DECORATORS:
@@ -312,10 +319,10 @@ def bindings_of(stmt, cell: Cell, order: tuple) -> list[Binding]:
         if value is not None and simple and isinstance(value, ast.Lambda):
             why = _vet_args(value.args)
             return [b(n, "blocked" if why else "def", why or "") for n in names]
-        if value is not None and simple and _safe_value(value):
+        if value is not None and simple and _immutable(value):
             return [b(n, "value") for n in names]
         if value is not None and all(isinstance(t, (ast.Name, ast.Tuple)) for t in targets) \
-                and isinstance(value, ast.Tuple) and _literal(value):
+                and isinstance(value, ast.Tuple) and _immutable(value):
             return [b(n, "value") for n in names]
         return [b(n, "data") for n in names]
     if isinstance(stmt, ast.AugAssign):

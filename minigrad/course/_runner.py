@@ -26,7 +26,6 @@ import os
 import re
 import secrets
 import select
-import signal
 import subprocess
 import sys
 import time
@@ -146,12 +145,13 @@ class Isolation:
                           [f"/proc/{os.getpid()}", f"/proc/{os.getppid()}"]}}
 
     def kill(self, proc: subprocess.Popen) -> None:
-        """Stop a started process and everything in its sandbox (or its session)."""
+        """Stop a started process and everything in its sandbox.
+
+        Nested: killing the nested bwrap ends its PID namespace. --no-sandbox: the kernel and the
+        checkers stay in the runner's process group, which the grader kills at the end of the job.
+        """
         try:
-            if self.nested:
-                proc.kill()  # the nested bwrap: its PID namespace dies with it
-            else:
-                os.killpg(proc.pid, signal.SIGKILL)
+            proc.kill()
         except (OSError, ProcessLookupError):
             pass
         try:
@@ -185,8 +185,7 @@ class Kernel:
         self.proc = subprocess.Popen(self.iso.kernel_command(cf), stdin=subprocess.DEVNULL,
                                      stdout=subprocess.DEVNULL, stderr=None if DEBUG else subprocess.DEVNULL,
                                      cwd=self.iso.workdir,
-                                     env=env, preexec_fn=self.iso.limits(timeout + 30), close_fds=True,
-                                     start_new_session=not self.iso.nested)
+                                     env=env, preexec_fn=self.iso.limits(timeout + 30), close_fds=True)
         self.kc = BlockingKernelClient(connection_file=cf)
         self.kc.load_connection_file()
         self.kc.start_channels()
@@ -285,8 +284,7 @@ class Checker:
                                      stderr=None if DEBUG else subprocess.DEVNULL,
                                      cwd="/tmp" if iso.nested else iso.workdir,
                                      env=iso.env({"MPLCONFIGDIR": "/tmp/mpl"}),
-                                     preexec_fn=iso.limits(cpu_s), close_fds=True,
-                                     start_new_session=not iso.nested)
+                                     preexec_fn=iso.limits(cpu_s), close_fds=True)
         self.buf = b""
 
     def send(self, obj) -> bool:
@@ -425,7 +423,10 @@ class Runner:
             prev = pos
         for ex in positions.get(-1, []):
             self.range_start[ex["id"]] = prev
-        self.spare = Checker(self.iso, self.left() + 5)
+        try:
+            self.spare = Checker(self.iso, self.left() + 5)
+        except OSError:
+            self.spare = None
         kernel = Kernel(self.iso)
         _trace("starting the kernel")
         try:
@@ -535,7 +536,7 @@ class Runner:
             if plan.flags:
                 self.result(ex, "tampering detected: the code the check runs " + "; ".join(plan.flags[:4]) +
                             ". The grader does not run such code (it can reach outside the exercise).",
-                            flagged="tampering: " + plan.flags[0])
+                            flagged="tampering: " + "; ".join(plan.flags[:3]))
                 return
             query = sorted((set(plan.data) | plan.defined) - asked)
             asked |= set(query)
@@ -566,10 +567,18 @@ class Runner:
             else:
                 load.append({"label": cell.label, "filename": cell.filename, "source": cell.source, "stmts": [stmt]})
         checker, self.spare = self.spare, None
-        if checker is None or checker.proc.poll() is not None:
-            checker = Checker(self.iso, self.left() + 5)
         try:
-            self.spare = Checker(self.iso, self.left() + 5) if self.left() > 1 else None
+            if checker is None or checker.proc.poll() is not None:
+                checker = Checker(self.iso, self.left() + 5)
+        except OSError as e:  # e.g. the notebook's processes use up the sandbox's limit (a fork bomb)
+            self.result(ex, f"✗ not graded: the checker could not start ({e.strerror or e}): the notebook used "
+                            "every process the sandbox allows")
+            return
+        try:
+            try:
+                self.spare = Checker(self.iso, self.left() + 5) if self.left() > 1 else None
+            except OSError:
+                self.spare = None
             self.run_checker(checker, ex, load, values, needed, imports, unavailable, notes, stub_cells)
         finally:
             checker.close()
@@ -600,7 +609,7 @@ class Runner:
         results = [r for r in (check.get("results") or []) if isinstance(r, dict)]
         if tamper:
             self.result(ex, "tampering detected while the check ran: " + "; ".join(tamper[:5]) + ".",
-                        flagged="tampering: " + tamper[0])
+                        flagged="tampering: " + "; ".join(tamper[:3]))
             return
         hidden_src = ex.get("hidden_source", "")
         passed_check = not check.get("error") and (all(r.get("passed") for r in results) if

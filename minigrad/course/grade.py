@@ -242,15 +242,20 @@ def clean_scratch(out: Path, log=print) -> None:
 
 
 class _Signals:
-    """SIGTERM and SIGINT raise GradingInterrupted in the main thread (when grade() runs there)."""
+    """SIGTERM and SIGINT raise GradingInterrupted in the main thread (when grade() runs there).
+
+    While the gradebook is being written (``finishing``), a signal no longer interrupts: the run is done.
+    """
 
     def __init__(self):
         self.old = {}
+        self.finishing = False
 
     def __enter__(self):
         if threading.current_thread() is threading.main_thread():
             def handler(signum, frame):
-                raise GradingInterrupted(signum)
+                if not self.finishing:
+                    raise GradingInterrupted(signum)
 
             for sig in (signal.SIGTERM, signal.SIGINT):
                 self.old[sig] = signal.signal(sig, handler)
@@ -428,13 +433,14 @@ def grade(submissions, out, *, source=None, timeout: float = 120, memory_mb: int
         raise ValueError("--out must not be inside the submissions folder (submissions are never modified)")
     root = find_source_root(source)
     out.mkdir(parents=True, exist_ok=True)
-    with RunLock(out), _Signals():
+    with RunLock(out), _Signals() as signals:
         clean_scratch(out, log)
         iso = Isolation(sandbox, [root, subs, out], out, log)
         try:
             rows = _grade_locked(subs, out, root, iso, timeout=timeout, memory_mb=memory_mb, jobs=jobs, log=log)
         finally:
             iso.cleanup()
+        signals.finishing = True
         write_gradebook(out, rows, iso.info())
     log(summary_table(rows))
     try:
