@@ -579,7 +579,10 @@ class Runner:
                 self.spare = Checker(self.iso, self.left() + 5) if self.left() > 1 else None
             except OSError:
                 self.spare = None
-            self.run_checker(checker, ex, load, values, needed, imports, unavailable, notes, stub_cells)
+            try:
+                self.run_checker(checker, ex, load, values, needed, imports, unavailable, notes, stub_cells)
+            except (TypeError, ValueError, AttributeError, KeyError) as e:  # a reply that is not what we sent for
+                self.result(ex, f"✗ not graded: the checker's reply could not be read ({type(e).__name__})")
         finally:
             checker.close()
 
@@ -710,6 +713,8 @@ def _drop_limits(spec: dict) -> None:
 
     if spec.get("isolation") == "bwrap":
         resource.setrlimit(resource.RLIMIT_NPROC, (SANDBOX_NPROC, SANDBOX_NPROC))
+        cap = max(4096, 2 * int(spec.get("memory_mb") or 2048)) << 20  # this process: a runaway stays bounded
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 

@@ -24,6 +24,7 @@ import os
 import secrets
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -167,26 +168,29 @@ def student_files(folder: Path, notebook: str, cap: int = FOLDER_CAP) -> tuple[d
     Returns ({relative path: bytes}, [what was left out]). Nothing is ever written back.
     """
     files, skipped, total = {}, [], 0
-    order = [folder / notebook] + sorted(p for p in folder.rglob("*") if p != folder / notebook)
+    found = []
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        found += [Path(dirpath) / f for f in sorted(filenames)]
+    order = [folder / notebook] + [p for p in found if p != folder / notebook]
     for p in order:
         rel = str(p.relative_to(folder))
-        if any(part.startswith(".") for part in Path(rel).parts[:-1]):
-            continue
         try:
             st = p.lstat()
         except OSError:
             continue
-        import stat as _stat
-
-        if not _stat.S_ISREG(st.st_mode):
+        if not stat.S_ISREG(st.st_mode):
             if p.is_symlink():
                 skipped.append(f"{rel} (a symbolic link)")
             continue
         if total + st.st_size > cap:
             skipped.append(f"{rel} (over the {cap >> 20} MB limit of a student's folder)")
             continue
-        with open(p, "rb") as f:
-            data = f.read(st.st_size + 1)[: st.st_size]
+        try:
+            with open(os.open(p, os.O_RDONLY | os.O_NOFOLLOW), "rb") as f:
+                data = f.read(st.st_size + 1)[: st.st_size]
+        except OSError:
+            continue
         files[rel] = data
         total += len(data)
     return files, skipped
@@ -474,6 +478,13 @@ def _grade_locked(subs: Path, out: Path, root: Path, iso: Isolation, *, timeout,
         s, nbname = job["key"]
         src = job["source"]
         if running.stopping.is_set():
+            return
+        link = next((p for p in (subs / s, subs / s / nbname) if p.is_symlink()), None)
+        if link is not None:  # never follow a link out of the submissions (e.g. to the instructor's book)
+            with lock:
+                rows_by_key[job["key"]] = [_row(s, nbname, ex, 0.0, f"refused: {link.relative_to(subs)} is a "
+                                                "symbolic link, not a submitted file", flagged="symbolic link")
+                                           for ex in src.exercises]
             return
         files, skipped = student_files(subs / s, nbname)
         if skipped:
