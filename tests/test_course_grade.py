@@ -17,7 +17,7 @@ import pytest
 nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("jupyter_client")
 
-from _grading import FIXTURE, FIXTURE_NB, NAME, ROOT, editions, tree, variant, write_class  # noqa: E402
+from _grading import FIXTURE, FIXTURE_NB, ROOT, editions, tree, variant, write_class  # noqa: E402
 
 from minigrad.course import sandbox  # noqa: E402
 from minigrad.course.grade import grade  # noqa: E402

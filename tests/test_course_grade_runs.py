@@ -28,6 +28,16 @@ def _cli(subs: Path, out: Path, *extra) -> subprocess.Popen:
                             start_new_session=True)
 
 
+def _interrupt(run: subprocess.Popen, sig: int) -> str:
+    """Send ``sig`` to a running `grade` and return its stderr (it is killed if it does not stop)."""
+    try:
+        run.send_signal(sig)
+        return run.communicate(timeout=60)[1]
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+
+
 def _slow_class(tmp: Path, cell: str) -> tuple[Path, Path]:
     _, _, good = editions()
     subs, out = tmp / "subs", tmp / "out"
@@ -44,15 +54,12 @@ def test_a_second_run_refuses_and_sigterm_stops_every_sandbox(tmp_path):
                                       "time.sleep(600)")
     first = _cli(subs, out)
     try:
-        assert wait_until(lambda: len(processes_with("sleep 1234.5")) == 2, 240), first.stderr
+        assert wait_until(lambda: len(processes_with("sleep 1234.5")) == 2, 240)
         second = _cli(subs, out)
         _, err = second.communicate(timeout=120)
         assert second.returncode == 2 and "another `minigrad-course grade` is writing into" in err, err
-        first.send_signal(signal.SIGTERM)
-        _, err = first.communicate(timeout=60)
     finally:
-        if first.poll() is None:
-            os.killpg(first.pid, signal.SIGKILL)
+        err = _interrupt(first, signal.SIGTERM)
     assert first.returncode == 128 + signal.SIGTERM and "interrupted by SIGTERM" in err, err
     assert wait_until(lambda: processes_with("sleep 1234.5") == [], 10)
     assert sorted(p.name for p in out.iterdir()) == ["grades.csv"]
@@ -65,11 +72,8 @@ def test_sigint_without_sandbox_removes_the_scratch_folder(tmp_path):
     try:
         assert wait_until(lambda: len(list(out.glob(".grading-*/*/work/started.txt"))) == 2, 240)
         assert processes_with(str(out))  # the two kernels (their connection files are in the scratch folder)
-        run.send_signal(signal.SIGINT)
-        _, err = run.communicate(timeout=60)
     finally:
-        if run.poll() is None:
-            os.killpg(run.pid, signal.SIGKILL)
+        err = _interrupt(run, signal.SIGINT)
     assert run.returncode == 128 + signal.SIGINT and "interrupted by SIGINT" in err, err
     assert wait_until(lambda: processes_with(str(out)) == [], 10)
     assert sorted(p.name for p in out.iterdir()) == ["grades.csv"]

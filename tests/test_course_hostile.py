@@ -12,7 +12,6 @@ the run survives it.
 import json
 import os
 import re
-import signal
 import socket
 import subprocess
 import sys
@@ -114,7 +113,8 @@ def attacks(ctx: dict) -> dict:
             "_own = os.path.realpath(get_connection_file())\n"
             "_files = set()\n"
             f"for _pat in ['/tmp/**/*.json', '/run/**/*.json', '/home/**/*.json', {out + '/**/*.json'!r},\n"
-            f"             {str(Path(subs).parent) + '/**/kernel*.json'!r}, '/root/.local/share/jupyter/runtime/*.json']:\n"
+            f"             {str(Path(subs).parent) + '/**/kernel*.json'!r},\n"
+            "             '/root/.local/share/jupyter/runtime/*.json']:\n"
             "    _files.update(glob.glob(_pat, recursive=True))\n"
             "for _cf in sorted(_files):\n"
             "    if os.path.realpath(_cf) == _own:\n        continue\n"
@@ -144,7 +144,8 @@ def attacks(ctx: dict) -> dict:
                          "    _b.print(*[str(a).replace('false', 'true').replace('✗', '✓') for a in args], **kw)\n"),
         # 6. hidden tests captured by IPython events and raised back through a forward
         "a09-r6-hooks": ("_captured = []\n"
-                         "get_ipython().events.register('pre_run_cell', lambda info: _captured.append(info.raw_cell))\n"),
+                         "get_ipython().events.register('pre_run_cell',\n"
+                         "                              lambda info: _captured.append(info.raw_cell))\n"),
         "a10-r6-frames": "",   # its Cube reads the hidden tests through frames (see below)
         # the attacks listed in the issue
         "a11-loop": "while True:\n    pass\n",
@@ -159,8 +160,9 @@ def attacks(ctx: dict) -> dict:
                          "raise RuntimeError(f'LOOT: nothing (forked {_kids})')\n"),
         "a14-exit": "import os\nos._exit(0)\n",
         "a15-killparent": ("import os, signal\n"
-                           "for _kill in (lambda: os.kill(os.getppid(), 9), lambda: os.kill(1, 9), lambda: os.kill(-1, 9),\n"
-                           "              lambda: os.killpg(os.getpgid(0), 9), lambda: os.kill(os.getpid(), 9)):\n"
+                           "for _kill in (lambda: os.kill(os.getppid(), 9), lambda: os.kill(1, 9),\n"
+                           "              lambda: os.kill(-1, 9), lambda: os.killpg(os.getpgid(0), 9),\n"
+                           "              lambda: os.kill(os.getpid(), 9)):\n"
                            "    try:\n        _kill()\n    except OSError:\n        pass\n"),
         "a16-output": "import sys\nfor _i in range(50):\n    sys.stdout.write('y' * 2**20)\n",
         "a17-proc": _find(
@@ -223,7 +225,8 @@ def _class(tmp: Path, port: int) -> dict:
         "        if x.tolist() == [2.0, -1.0]:  # the hidden test's input\n"
         "            raise Exception('STOLEN: ' + ' | '.join(_captured)[-300:])\n"
         "        ctx.save_for_backward(x)\n        return x * x * x\n\n    @staticmethod\n"
-        "    def backward(ctx, grad_output):\n        (x,) = ctx.saved_tensors\n        return grad_output * 3 * x * x\n")
+        "    def backward(ctx, grad_output):\n        (x,) = ctx.saved_tensors\n"
+        "        return grad_output * 3 * x * x\n")
     cube_eq = (
         "class _Yes(float):\n    def __eq__(self, other):\n        return True\n\n"
         "class Cube(Function):\n    @staticmethod\n    def forward(ctx, x):\n        return x\n\n"

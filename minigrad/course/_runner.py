@@ -397,7 +397,8 @@ class Runner:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path, "wb") as f:
                 f.write(data)
-        os.makedirs(os.path.join(root, ".tmp"), exist_ok=True) if not self.iso.nested else None
+        if not self.iso.nested:
+            os.makedirs(os.path.join(root, ".tmp"), exist_ok=True)  # the kernel's TMPDIR
 
     # ---- main loop
     def run(self) -> None:
@@ -434,6 +435,8 @@ class Runner:
             _trace("kernel ready")
         except Exception as e:
             kernel.stop()
+            if self.spare is not None:
+                self.spare.close()
             self.fail_rest(f"not graded: the notebook's kernel did not start ({type(e).__name__}: {str(e)[:200]})")
             return
         try:
@@ -466,7 +469,11 @@ class Runner:
                     kernel.stop()
                     if restarts > 3 or self.left() <= 0:
                         return
-                    kernel.start(min(60.0, max(5.0, self.left())))
+                    try:
+                        kernel.start(min(60.0, max(5.0, self.left())))
+                    except Exception as e:
+                        self.notes[i] += f"; the kernel did not start again ({type(e).__name__})"
+                        return
                     if not self.replay(kernel, i):
                         return
                 elif status == "timeout":
