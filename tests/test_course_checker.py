@@ -72,6 +72,14 @@ def test_values_come_from_the_kernel_and_definitions_from_the_source():
     assert "stopped with an error" in p.unavailable["f"]
 
 
+def test_changing_a_definition_later_is_explained():
+    p = _plan(["SIGN = 1\n" + CUBE, "Cube.backward = staticmethod(lambda ctx, g: g)\nsetattr(Cube, 'k', 2)"], {"Cube"})
+    assert p.notes == ["In [2] changes `Cube` after its definition (`Cube.backward = staticmethod(lambda ctx, g: g)`): "
+                       "the grader uses `Cube` as its own statement defines it",
+                       "In [2] changes `Cube` after its definition (`setattr(Cube, 'k', 2)`): the grader uses `Cube` "
+                       "as its own statement defines it"]
+
+
 @pytest.mark.parametrize("src, why", [
     ("def deco(f):\n    return f\n@deco\ndef f():\n    pass", "decorator"),
     ("def f(x=print('hi')):\n    pass", "default value"),

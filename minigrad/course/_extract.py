@@ -464,6 +464,7 @@ class Plan:
     unbound: set = field(default_factory=set)         # names no statement binds (asked of the kernel)
     unavailable: dict = field(default_factory=dict)   # name -> why the grader cannot provide it
     flags: list = field(default_factory=list)         # tampering found in the loaded code
+    notes: list = field(default_factory=list)         # statements that change a loaded definition later
 
 
 def plan(cells: list[Cell], needed: set, *, prefer_definitions=frozenset(), absent=frozenset()) -> Plan:
@@ -541,7 +542,35 @@ def plan(cells: list[Cell], needed: set, *, prefer_definitions=frozenset(), abse
         if bnd.kind in ("def", "value"):
             out.flags += screen(bnd.cell.tree.body[bnd.stmt], bnd.cell, aliases)
     out.flags = list(dict.fromkeys(out.flags))
+    out.notes = _later_changes(cells, {b.name: b.order for b in chosen.values() if b.kind == "def"})
     return out
+
+
+def _later_changes(cells: list[Cell], defined: dict) -> list[str]:
+    """Top-level statements that change a definition after it (``Cube.backward = ...``): the grader
+    loads the definition as its ``def``/``class`` statement wrote it, not as those statements left it."""
+    out = []
+    for ci, cell in enumerate(cells):
+        if cell.tree is None:
+            continue
+        for si, stmt in enumerate(cell.tree.body):
+            targets = []
+            if isinstance(stmt, (ast.Assign, ast.Delete)):
+                targets = stmt.targets
+            elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
+                targets = [stmt.target]
+            elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and \
+                    isinstance(stmt.value.func, ast.Name) and stmt.value.func.id in ("setattr", "delattr"):
+                targets = stmt.value.args[:1]
+            for t in targets:
+                root = t
+                while isinstance(root, (ast.Attribute, ast.Subscript)):
+                    root = root.value
+                name = root.id if isinstance(root, ast.Name) else None
+                if name in defined and (ci, si) > defined[name] and (t is not root or isinstance(stmt, ast.Expr)):
+                    out.append(f"{cell.label} changes `{name}` after its definition (`{ast.unparse(stmt)[:60]}`): "
+                               f"the grader uses `{name}` as its own statement defines it")
+    return list(dict.fromkeys(out))[:3]
 
 
 def prepare(stmt):

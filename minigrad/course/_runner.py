@@ -565,6 +565,7 @@ class Runner:
             if not ({n for n in plan.data if n in prefer_all} or plan.defined & absent_all):
                 break
             plan = _extract.plan(cells, needed, prefer_definitions=prefer_all, absent=absent_all)
+        notes = notes + plan.notes
         values = {n: v for n, v in values.items() if n in plan.data}
         unavailable = {**plan.unavailable, **{n: r for n, r in reasons.items() if n in plan.data}}
         load = []
