@@ -24,6 +24,7 @@ import builtins
 import json
 import os
 import re
+import resource
 import secrets
 import select
 import subprocess
@@ -113,9 +114,8 @@ class Isolation:
     def limits(self, cpu_s: float, nproc: int | None = None):
         mem = self.memory
 
-        def apply():
-            import resource
-
+        def apply():  # between fork and exec: no imports here
+            self.sandbox.die_with_parent()
             resource.setrlimit(resource.RLIMIT_AS, (mem << 20, mem << 20))
             resource.setrlimit(resource.RLIMIT_CPU, (int(cpu_s) + 1, int(cpu_s) + 2))
             resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 20, 64 << 20))
@@ -718,8 +718,6 @@ def read_input(stream) -> tuple[dict, dict]:
 
 def _drop_limits(spec: dict) -> None:
     """The sandbox-wide limits, set by its first process (the runner) before anything else starts."""
-    import resource
-
     if spec.get("isolation") == "bwrap":
         resource.setrlimit(resource.RLIMIT_NPROC, (SANDBOX_NPROC, SANDBOX_NPROC))
         cap = max(4096, 2 * int(spec.get("memory_mb") or 2048)) << 20  # this process: a runaway stays bounded

@@ -286,7 +286,8 @@ class Jobs:
                 return None
             debug = bool(os.environ.get("MINIGRAD_COURSE_DEBUG"))  # the sandboxes' errors on this stderr
             p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                 stderr=None if debug else subprocess.DEVNULL, env=env, start_new_session=True, cwd="/")
+                                 stderr=None if debug else subprocess.DEVNULL, env=env, start_new_session=True, cwd="/",
+                                 preexec_fn=_sandbox.die_with_parent)
             self.procs.add(p)
             return p
 

@@ -169,6 +169,20 @@ def probe(paths: list[str], bwrap: str) -> None:
             "`--no-sandbox` grades without it, with weaker in-process protections.")
 
 
+try:  # resolved now: a child between fork and exec must not import anything
+    import ctypes as _ctypes
+
+    _prctl = _ctypes.CDLL(None, use_errno=True).prctl
+except (ImportError, OSError, AttributeError):
+    _prctl = None
+
+
+def die_with_parent() -> None:
+    """In a child, before exec: be killed when the parent dies (what bwrap's --die-with-parent does)."""
+    if _prctl is not None:
+        _prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
+
+
 def sandbox_env(extra: dict) -> dict:
     """The whole environment of a sandbox: nothing of the grader's own variables."""
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "HOME": HOME,
