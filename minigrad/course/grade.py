@@ -366,7 +366,7 @@ def _atomic_write(path: Path, text: str) -> None:
         raise
 
 
-class Isolation:
+class Launcher:
     """How the grader starts a runner: in a fresh bubblewrap sandbox, or (``--no-sandbox``) as a subprocess."""
 
     def __init__(self, use_sandbox: bool, hidden: list, scratch_parent: Path, log=print):
@@ -441,7 +441,7 @@ def grade(submissions, out, *, source=None, timeout: float = 120, memory_mb: int
     out.mkdir(parents=True, exist_ok=True)
     with RunLock(out), _Signals() as signals:
         clean_scratch(out, log)
-        iso = Isolation(sandbox, [root, subs, out], out, log)
+        iso = Launcher(sandbox, [root, subs, out], out, log)
         try:
             rows = _grade_locked(subs, out, root, iso, timeout=timeout, memory_mb=memory_mb, jobs=jobs, log=log)
         finally:
@@ -456,7 +456,7 @@ def grade(submissions, out, *, source=None, timeout: float = 120, memory_mb: int
     return rows
 
 
-def _grade_locked(subs: Path, out: Path, root: Path, iso: Isolation, *, timeout, memory_mb, jobs, log) -> list:
+def _grade_locked(subs: Path, out: Path, root: Path, iso: Launcher, *, timeout, memory_mb, jobs, log) -> list:
     sources = load_sources(root)
     bundle = course_bundle(_extra_dirs())
     before = _tree_hash(subs)
