@@ -46,15 +46,30 @@ def _by_name(name: str) -> dtype:
     return globals()[name]
 
 
+# PyTorch's wording, listing minigrad's dtypes (PyTorch also has complex and uint16/32/64)
+SUPPORTED = "float64, float32, float16, int64, int32, int16, int8, uint8, and bool"
+
+
+def unsupported_array(np_dtype) -> TypeError:
+    """PyTorch's TypeError for an ndarray whose dtype minigrad cannot hold (strings, objects, dates, complex...)."""
+    d = np.dtype(np_dtype)
+    why = ("minigrad has no complex dtype" if d.kind == "c" else
+           "minigrad has no unsigned integer dtype wider than uint8" if d.kind == "u" else
+           f"a tensor holds numbers, and NumPy dtype {d} does not")
+    return TypeError(
+        f"can't convert np.ndarray of type numpy.{d.type.__name__}. The only supported types are: {SUPPORTED}.\n"
+        f"{why}; convert the array first (e.g. arr.astype(np.float32))."
+    )
+
+
 def from_numpy_dtype(np_dtype) -> dtype:
-    """The minigrad dtype for a NumPy dtype (clear error for unsupported ones)."""
+    """The minigrad dtype for a NumPy dtype (PyTorch's TypeError for unsupported ones)."""
     try:
         return _FROM_NUMPY[np.dtype(np_dtype)]
-    except (KeyError, TypeError):
-        raise TypeError(
-            f"minigrad does not support NumPy dtype {np_dtype!r}; "
-            "supported: float16/32/64, int8/16/32/64, uint8 and bool"
-        ) from None
+    except KeyError:
+        raise unsupported_array(np_dtype) from None
+    except TypeError:
+        raise TypeError(f"minigrad does not support dtype {np_dtype!r}; supported: {SUPPORTED}") from None
 
 
 def to_numpy_dtype(d) -> np.dtype:

@@ -75,7 +75,9 @@ class Tensor:
     # --- construction -------------------------------------------------------------
     def __init__(self, data: Any = (), *, requires_grad: bool = False) -> None:
         # torch.Tensor(data) makes a tensor of the default float dtype.
-        arr = np.array(data.numpy() if isinstance(data, Tensor) else data, dtype=_dtype._default[0].np_dtype)
+        from ._factories import _infer  # (not at the top: _factories imports this module)
+
+        arr = _infer(data._data if isinstance(data, Tensor) else data, _dtype._default[0].np_dtype)
         self._init_leaf(arr, requires_grad)
 
     def _init_leaf(self, arr: np.ndarray, requires_grad: bool) -> None:
@@ -161,6 +163,11 @@ class Tensor:
     @property
     def is_leaf(self) -> bool:
         return self.grad_fn is None
+
+    @property
+    def output_nr(self) -> int:
+        """Which output of its ``grad_fn`` this tensor is (0 for single-output operations)."""
+        return self._output_nr
 
     @property
     def grad(self) -> "Tensor | None":
@@ -280,6 +287,8 @@ class Tensor:
     def size(self, dim: int | None = None):
         if dim is None:
             return Size(self._data.shape)
+        if not self._data.ndim:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         return self._data.shape[_wrap_dim(dim, self._data.ndim, "size")]
 
     @property

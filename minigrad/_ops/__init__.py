@@ -5,6 +5,8 @@ methods that call it (``x.exp()``), and the in-place machinery.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .._tensor import Tensor, _wrap_dim
@@ -16,6 +18,7 @@ from .linalg import Dot, MatMul, dot, matmul, mm
 from .nn_ops import BCELoss, Linear, LogSoftmax, MSELoss, NLLLoss, Softmax
 from .pointwise import (Abs, Clamp, Cos, Cosh, Exp, Log, Log1p, Maximum, Minimum, Relu, Sigmoid, Sign, Sin, Sinh, Sqrt,
                         Tanh, Where, where)
+from .reduction import _axes, _kept_shape
 from .reduction import Amax, Amin, CumSum, Mean, MeanDim, Norm2, Sum, SumDim, argmax, argmin, max, min  # noqa: A004
 from .special import Erf, Erfc
 from .shape import (Cat, Copy, Expand, Fill, Index, IndexPut, Permute, Squeeze, SqueezeDim, Stack, Transpose,
@@ -183,11 +186,17 @@ def stack(tensors, dim=0):
 
 
 def narrow(a, dim, start, length):
+    if a._data.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.\nnarrow takes a range along a dimension; "
+                           "this tensor has none.")
     d = _wrap_dim(dim, a._data.ndim, "narrow")
     return Slice.apply(a, (slice(None),) * d + (slice(start, start + length),))
 
 
 def select(a, dim, index):
+    if a._data.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.\nselect picks an entry along a dimension; "
+                         "this tensor has none.")
     d = _wrap_dim(dim, a._data.ndim, "select")
     return Select.apply(a, (slice(None),) * d + (index,))
 
@@ -227,21 +236,32 @@ def norm(a, p=2, dim=None, keepdim=False):
     return Norm2.apply(a, dim, keepdim)
 
 
-def var(a, dim=None, unbiased=True, keepdim=False, correction=None):
-    n = a._data.size if dim is None else int(np.prod([a._data.shape[d] for d in ((dim,) if isinstance(dim, int) else dim)]))
+def var(a, dim=None, unbiased=True, keepdim=False, correction=None, *, _name="var"):
+    axes = _axes(dim, a._data.ndim, _name)
+    n = int(np.prod([a._data.shape[d] for d in axes], dtype=np.int64))
     ddof = (1 if unbiased else 0) if correction is None else correction
     d = a - a.mean(dim, keepdim=True)
-    return (d * d).sum(dim, keepdim) / (n - ddof)
+    if n - ddof > 0:
+        return (d * d).sum(dim, keepdim) / (n - ddof)
+    warnings.warn(f"{_name}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
+                  "factor (input numel divided by output numel).", UserWarning, stacklevel=2 if _name == "var" else 3)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (d * d).sum(dim, keepdim) / 0.0  # nan (inf where the squares do not sum to 0), as in PyTorch
 
 
 def std(a, dim=None, unbiased=True, keepdim=False, correction=None):
-    return var(a, dim, unbiased, keepdim, correction).sqrt()
+    return var(a, dim, unbiased, keepdim, correction, _name="std").sqrt()
 
 
 def logsumexp(a, dim, keepdim=False):
-    m = Tensor._wrap(a._data.max(axis=dim, keepdims=True))
-    out = (a - m).exp().sum(dim, keepdim=True).log() + m
-    return out if keepdim else out.squeeze(dim)
+    """log(sum(exp(a))) over ``dim``, shifted by the maximum so that nothing overflows."""
+    x = a._data
+    axes = _axes(dim, x.ndim, "logsumexp")
+    m = np.max(x, axis=axes, keepdims=True, initial=-np.inf) if x.size else np.zeros(_kept_shape(x.shape, axes), x.dtype)
+    m = np.where(np.isfinite(m), m, 0).astype(x.dtype, copy=False)  # all -inf (or an inf): shift by 0, as PyTorch
+    with np.errstate(divide="ignore"):
+        out = (a - _wrap(m)).exp().sum(axes, keepdim=True).log() + _wrap(m)
+    return out if keepdim else out.reshape([s for i, s in enumerate(x.shape) if i not in axes])
 
 
 # --- in-place operations --------------------------------------------------------------
@@ -266,14 +286,25 @@ def _check_inplace(a: Tensor, what: str) -> None:
         )
 
 
-def _run_inplace(a: Tensor, fn_cls, args: tuple, what: str) -> Tensor:
-    """Run ``fn_cls`` out of place, then write the result into ``a`` and move ``a`` onto the new node."""
-    if not a._data.flags.writeable:
-        raise RuntimeError(
+def _not_writable(a: Tensor, what: str) -> RuntimeError:
+    x = a._data
+    if any(st == 0 and n > 1 for st, n in zip(x.strides, x.shape)):
+        return RuntimeError(
             "unsupported operation: more than one element of the written-to tensor refers to a single memory "
             f"location. Please clone() the tensor before performing the operation.\n{what}: this tensor is an "
             "expand()ed view, whose entries share memory; clone() it first."
         )
+    return RuntimeError(
+        f"{what}: this tensor's memory is read-only\nIt shares memory with a NumPy array that NumPy itself cannot "
+        "write to (made from a bytes object or a memory-mapped file, or the read-only view of another tensor's "
+        "gradient). clone() it first."
+    )
+
+
+def _run_inplace(a: Tensor, fn_cls, args: tuple, what: str) -> Tensor:
+    """Run ``fn_cls`` out of place, then write the result into ``a`` and move ``a`` onto the new node."""
+    if not a._data.flags.writeable:
+        raise _not_writable(a, what)
     recording = _GradMode.enabled and (a._rg or any(isinstance(x, Tensor) and x._rg for x in args))
     if recording:
         _check_inplace(a, what)
@@ -358,6 +389,8 @@ def index_put_(a: Tensor, idx, value) -> None:
         value = _wrap(np.asarray(value, dtype=a._data.dtype))
     recording = _GradMode.enabled and (a._rg or (isinstance(value, Tensor) and value._rg))
     if not recording:
+        if not a._data.flags.writeable:
+            raise _not_writable(a, "__setitem__ (x[...] = value)")
         a._data[idx] = fit_value(a._data, idx, value)
         a._bump_version()
         return

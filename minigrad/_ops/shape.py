@@ -148,6 +148,10 @@ class Cat(Function):
         try:
             out = np.concatenate([t._data for t in tensors], axis=d)
         except ValueError:
+            for k, t in enumerate(tensors):
+                if t._data.ndim == 0:
+                    raise RuntimeError(f"zero-dimensional tensor (at position {k}) cannot be concatenated\ncat joins "
+                                       "tensors along an existing dimension; use stack for 0-d tensors.") from None
             shapes = ", ".join(str(list(t._data.shape)) for t in tensors)
             first = tensors[0]._data.shape
             detail = ""

@@ -45,6 +45,13 @@ _TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "
                "int64": "LongTensor", "int32": "IntTensor", "bool": "BoolTensor"}
 
 
+def _op_name(node) -> str:
+    """How PyTorch names the operation behind a node in errors: ``Exp`` for ExpBackward0, ``MyFn`` for MyFnBackward."""
+    name = node.name()
+    stem = name.rstrip("0123456789")
+    return stem[:-len("Backward")] if stem.endswith("Backward") and len(stem) > len("Backward") else name
+
+
 def _describe(t: Tensor) -> str:
     """``torch.FloatTensor [3, 4]``: how PyTorch names a tensor in its error messages."""
     return f"torch.{_TYPE_NAMES.get(t.dtype.name, t.dtype.name)} [{', '.join(map(str, t._data.shape))}]"
@@ -140,12 +147,12 @@ class FunctionCtx:
 
     def _modified_error(self, i: int, t: Tensor, version: int, expected: int) -> RuntimeError:
         """The error for a saved tensor changed in place (returned, so that the traceback ends at the check)."""
-        origin = (f", which is output {t._output_nr} of {t.grad_fn.name()}," if t.grad_fn is not None else "")
+        origin = (f", which is output {t._output_nr} of {_op_name(t.grad_fn)}," if t.grad_fn is not None else "")
         hint = ("Hint: the backtrace further above shows the operation that failed to compute its gradient. "
                 "The variable in question was changed in there or anywhere later. Good luck!"
                 if _Anomaly.enabled else
                 "Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
-                "with torch.autograd.set_detect_anomaly(True).")
+                "with torch.autograd.set_detect_anomaly(True, check_nan=False).")
         return RuntimeError(
             "one of the variables needed for gradient computation has been modified by an inplace "
             f"operation: [{_describe(t)}]{origin} is at version {version}; expected version {expected} "
@@ -502,14 +509,8 @@ def _pack_with_outputs(ctx, to_save: tuple) -> None:
 
 def _wrap_outputs(cls, ctx, args, out):
     """The general case of attaching outputs to the node: tuples, dirty / non-differentiable / aliased outputs."""
-    single = not isinstance(out, (tuple, list))
-    outs = (out,) if single else tuple(out)
-    for i, o in enumerate(outs):
-        if not isinstance(o, Tensor):
-            raise TypeError(
-                f"{cls.__name__}.forward must return a Tensor or a tuple of Tensors, but output {i} is a "
-                f"{type(o).__name__}. Wrap plain values with minigrad.tensor(...)."
-            )
+    single = not isinstance(out, tuple)
+    outs = (out,) if single else out
     dirty = ctx._dirty
     for d in dirty:
         if not any(d is o for o in outs):
@@ -520,8 +521,13 @@ def _wrap_outputs(cls, ctx, args, out):
             )
     if dirty:
         _check_dirty_leaves(cls, dirty)
+    if single and not isinstance(out, Tensor):
+        return out, ()  # not a tensor (a number, a list...): returned as is, outside the graph (as PyTorch does)
     result = []
     for i, o in enumerate(outs):
+        if not isinstance(o, Tensor):
+            result.append(o)  # a non-tensor in the tuple: passed through; backward gets None for it
+            continue
         is_dirty = any(o is d for d in dirty)
         if is_dirty:
             o._bump_version()
@@ -535,7 +541,7 @@ def _wrap_outputs(cls, ctx, args, out):
     ctx._n_outputs = len(result)
     if len(result) > 1:
         ctx._plain = False
-        ctx._output_meta = tuple((o._data.shape, o._data.dtype) for o in result)
+        ctx._output_meta = tuple((o._data.shape, o._data.dtype) if isinstance(o, Tensor) else None for o in result)
     result = tuple(result)
     return (result[0] if single else result), result
 
@@ -546,7 +552,7 @@ def _check_dirty_leaves(cls, dirty) -> None:
     for d in dirty:
         if d.grad_fn is None and d._rg:
             raise RuntimeError(
-                "a leaf Variable that requires grad is being used in an in-place operation.\n"
+                "a leaf Variable that requires grad has been used in an in-place operation.\n"
                 f"{cls.__name__} marked a leaf tensor that requires grad as dirty (modified in place); "
                 "pass a clone() of it instead, or do the update inside `with minigrad.no_grad():`."
             )
@@ -614,7 +620,8 @@ def once_differentiable(fn):
 
 def _materialize(node: BackwardNode, grads: list) -> list:
     meta = node._output_meta
-    return [Tensor._wrap(np.zeros(meta[i][0], meta[i][1])) if g is None else g for i, g in enumerate(grads)]
+    return [Tensor._wrap(np.zeros(meta[i][0], meta[i][1])) if g is None and meta[i] is not None else g
+            for i, g in enumerate(grads)]
 
 
 # The recording path of minigrad's own operations (imported last: it builds on the above).
