@@ -98,3 +98,42 @@ def set_default_dtype(d: dtype) -> None:
     if not isinstance(d, dtype) or not d.is_floating_point:
         raise TypeError(f"set_default_dtype expects a floating dtype such as minigrad.float64, got {d!r}")
     _default[0] = d
+
+
+class finfo:
+    """Machine limits of a floating dtype: ``finfo(minigrad.float32).eps``, ``.max``, ``.tiny`` (PyTorch's names)."""
+
+    def __init__(self, type: dtype | None = None) -> None:  # noqa: A002
+        t = _default[0] if type is None else type
+        if not isinstance(t, dtype) or not t.is_floating_point:
+            raise TypeError(f"torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
+                            f"'torch.finfo'\ngot {t!r}.")
+        info = np.finfo(t.np_dtype)
+        self.dtype = t.name
+        self.bits = int(info.bits)
+        self.eps = float(info.eps)
+        self.max = float(info.max)
+        self.min = float(info.min)
+        self.tiny = self.smallest_normal = float(info.tiny)
+        self.resolution = float(info.resolution)
+
+    def __repr__(self) -> str:
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+                f"smallest_normal={self.tiny:g}, tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:
+    """Limits of an integer dtype: ``iinfo(minigrad.int64).max``."""
+
+    def __init__(self, type: dtype) -> None:  # noqa: A002
+        if not isinstance(type, dtype) or type.is_floating_point:
+            raise TypeError(f"torch.iinfo() requires an integer input type. Use torch.finfo to handle "
+                            f"'torch.iinfo'\ngot {type!r}.")
+        info = np.iinfo(np.uint8 if type.np_dtype == np.bool_ else type.np_dtype)
+        self.dtype = type.name
+        self.bits = int(info.bits)
+        self.max = int(info.max)
+        self.min = int(info.min)
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={float(self.min):g}, max={float(self.max):g}, dtype={self.dtype})"

@@ -357,3 +357,98 @@ def _new_tensor(self: Tensor, data, dtype=None, device=None, requires_grad=False
 
 Tensor.new_zeros, Tensor.new_ones, Tensor.new_empty = _new_zeros, _new_ones, _new_empty
 Tensor.new_full, Tensor.new_tensor = _new_full, _new_tensor
+
+
+# --- sampling (issue 12): multinomial, and the in-place random fills of nn.init-style code --------------------
+def _multinomial(probs: Tensor, num_samples: int, replacement: bool) -> Tensor:
+    """Indices drawn from the categorical distributions in the rows of ``probs`` (weights need not sum to 1).
+
+    With replacement: inverse CDF. Without: the Gumbel-top-k trick (the k largest of log p + Gumbel noise
+    are a sample of k distinct categories drawn in order with probabilities proportional to p).
+    """
+    p = probs._data
+    if p.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if p.dtype.kind != "f":
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {probs.dtype.name.capitalize()}")
+    rows = p.reshape(1, -1) if p.ndim == 1 else p
+    if not np.all(np.isfinite(rows)) or np.any(rows < 0):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if np.any(rows.sum(axis=1) <= 0):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    n = int(num_samples)
+    if n <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if not replacement:
+        if n > rows.shape[1]:
+            raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+        if np.any((rows > 0).sum(axis=1) < n):
+            raise RuntimeError("invalid multinomial distribution (with replacement=False, not enough non-negative "
+                               "category to sample)")
+        with np.errstate(divide="ignore"):
+            keys = np.log(rows) - np.log(-np.log(_rng[0].random(rows.shape)))
+        out = np.argsort(-keys, axis=1, kind="stable")[:, :n]
+    else:
+        cdf = np.cumsum(rows, axis=1)
+        cdf /= cdf[:, -1:]
+        u = _rng[0].random((rows.shape[0], n))
+        out = np.minimum((u[:, :, None] >= cdf[:, None, :]).sum(axis=2), rows.shape[1] - 1)
+    out = out.astype(np.int64)
+    return Tensor._wrap(out[0] if p.ndim == 1 else out)
+
+
+def _fill_random(t: Tensor, values: np.ndarray, what: str) -> Tensor:
+    from . import _ops
+
+    return _ops._run_inplace(t, _ops.Copy, (Tensor._wrap(values.astype(t._data.dtype, copy=False)),), f"{what}()")
+
+
+def _uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
+    """Fill with samples of U(a, b) (in place)."""
+    return _fill_random(self, _rng[0].uniform(a, b, self._data.shape), "uniform_")
+
+
+def _normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
+    """Fill with samples of N(mean, std^2) (in place)."""
+    return _fill_random(self, _rng[0].normal(mean, std, self._data.shape), "normal_")
+
+
+def _bernoulli_(self: Tensor, p: float = 0.5, *, generator=None) -> Tensor:
+    """Fill with 1 with probability p, else 0 (in place)."""
+    return _fill_random(self, _rng[0].random(self._data.shape) < p, "bernoulli_")
+
+
+def _exponential_(self: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
+    return _fill_random(self, _rng[0].exponential(1.0 / lambd, self._data.shape), "exponential_")
+
+
+def _random_(self: Tensor, low: int = 0, high: int | None = None, *, generator=None) -> Tensor:
+    if high is None:
+        low, high = 0, low if low else 2 ** 24
+    return _fill_random(self, _rng[0].integers(low, high, self._data.shape), "random_")
+
+
+Tensor.uniform_, Tensor.normal_, Tensor.bernoulli_ = _uniform_, _normal_, _bernoulli_
+Tensor.exponential_, Tensor.random_ = _exponential_, _random_
+
+
+# --- saving ---------------------------------------------------------------------------------------------------
+def save(obj, f) -> None:
+    """Save tensors, state dicts or any picklable object (a path or a binary file); read back with ``load``."""
+    import pickle
+
+    if isinstance(f, (str, bytes)) or hasattr(f, "__fspath__"):
+        with open(f, "wb") as fh:
+            pickle.dump(obj, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    else:
+        pickle.dump(obj, f, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def load(f, map_location=None, weights_only: bool | None = None, **kwargs):
+    """Read what ``save`` wrote (only load files you trust: like PyTorch's, they are pickles)."""
+    import pickle
+
+    if isinstance(f, (str, bytes)) or hasattr(f, "__fspath__"):
+        with open(f, "rb") as fh:
+            return pickle.load(fh)
+    return pickle.load(f)

@@ -31,40 +31,9 @@ class Size(tuple):
         return int(np.prod(self, dtype=np.int64))
 
 
-class device:
-    """The only device minigrad has: the CPU (accepted so that PyTorch code runs unchanged)."""
-
-    __slots__ = ("type",)
-
-    def __init__(self, type: "str | device" = "cpu") -> None:  # noqa: A002
-        if isinstance(type, device):
-            type = type.type
-        if not isinstance(type, str) or type.split(":")[0] != "cpu":
-            raise RuntimeError(
-                f"minigrad runs on the CPU only, but device {type!r} was requested. "
-                "Use device='cpu' (or leave the device out)."
-            )
-        self.type = "cpu"
-
-    def __repr__(self) -> str:
-        return "device(type='cpu')"
-
-    def __str__(self) -> str:
-        return "cpu"
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, (device, str)) and str(other).split(":")[0] == "cpu"
-
-    def __hash__(self) -> int:
-        return hash("cpu")
-
-
-_CPU = device("cpu")
-
-
-def _check_device(dev) -> None:
-    if dev is not None:
-        device(dev)
+from ._device import CPU as _CPU  # noqa: E402
+from ._device import check_device as _check_device  # noqa: E402,F401  (used by the factories and nn)
+from ._device import device  # noqa: E402
 
 
 class Tensor:
@@ -415,6 +384,11 @@ class Tensor:
     def cpu(self) -> "Tensor":
         return self
 
+    def cuda(self, device=None, non_blocking: bool = False, memory_format=None) -> "Tensor":
+        from ._device import not_compiled_with_cuda
+
+        raise not_compiled_with_cuda()
+
     def float(self) -> "Tensor":
         return self.to(_dtype.float32)
 
@@ -436,8 +410,34 @@ class Tensor:
     def clone(self) -> "Tensor":
         return _ops.Clone.apply(self)
 
-    def contiguous(self) -> "Tensor":
+    def contiguous(self, memory_format=None) -> "Tensor":
         return self
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        return bool(self._data.flags.c_contiguous)
+
+    def stride(self, dim: int | None = None):
+        """Steps in elements between neighbours along each dim (NumPy's strides / itemsize)."""
+        strides = tuple(s // self._data.itemsize for s in self._data.strides)
+        return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim, "stride")]
+
+    def data_ptr(self) -> int:
+        return int(self._data.ctypes.data)
+
+    def _is_view(self) -> bool:
+        """True for the result of a view operation (x[0], x.T, x.view(...)): it shares memory with ``_base``."""
+        return self._base is not None and self._get_extra("view_steps") is not None
+
+    def is_inference(self) -> bool:
+        return False
+
+    def __getattr__(self, name: str):
+        # Only reached for missing attributes: a PyTorch method minigrad lacks gets a clear message.
+        if name.startswith("_"):
+            raise AttributeError(f"'Tensor' object has no attribute '{name}'")
+        from ._unsupported import missing
+
+        raise missing(f"Tensor.{name}", dir(Tensor), owner="'Tensor' object")
 
     def __repr__(self) -> str:
         return _printing.tensor_repr(self)

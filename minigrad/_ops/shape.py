@@ -366,6 +366,10 @@ def replay_view(x, steps: tuple, tensor: bool):
             x = x.unsqueeze(args[0]) if tensor else np.expand_dims(x, args[0])
         elif kind == "expand":
             x = x.expand(args[0]) if tensor else np.broadcast_to(x, args[0])
+        elif kind == "diagonal":
+            from .matrix import diagonal_view
+
+            x = x.diagonal(*args) if tensor else diagonal_view(x, *args)
         else:
             raise ValueError(kind)
     return x

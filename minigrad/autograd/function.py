@@ -21,6 +21,7 @@ import functools
 import itertools
 import sys
 import traceback
+import types
 import warnings
 from typing import Any
 
@@ -135,6 +136,16 @@ class FunctionCtx:
             i += 1
         return tuple(out)
 
+    # The same property under a private name: built-in nodes hide ``saved_tensors`` (as PyTorch's do) and
+    # their backward code reads this one (see _private_saved_tensors).
+    _tensors_saved_for_backward = saved_tensors
+
+    @property
+    def saved_variables(self) -> tuple:
+        """The old name of ``saved_tensors`` (deprecated in PyTorch, which warns)."""
+        warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning, stacklevel=2)
+        return self.saved_tensors
+
     def _saved_arrays(self) -> tuple:
         """The arrays of ``saved_tensors``, after the same checks: for the NumPy formulas of the
         built-in backwards, which need no Tensor around a saved output."""
@@ -143,7 +154,7 @@ class FunctionCtx:
             data, vc, _ = saved[0]  # the common case: the node's own output (exp, relu, sigmoid...)
             if vc[0] == self._saved_versions[0]:
                 return (data,)
-        return tuple(None if t is None else t._data for t in self.saved_tensors)
+        return tuple(None if t is None else t._data for t in self._tensors_saved_for_backward)
 
     def _modified_error(self, i: int, t: Tensor, version: int, expected: int) -> RuntimeError:
         """The error for a saved tensor changed in place (returned, so that the traceback ends at the check)."""
@@ -220,6 +231,31 @@ class BackwardNode(FunctionCtx):
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {hex(id(self))}>"
 
+    def __getattr__(self, name: str):
+        # Only reached for missing attributes: a built-in node's saved values under PyTorch's names.
+        if name.startswith("_saved_") and self._fast:
+            from ._saved_attrs import saved_attributes
+
+            attrs = saved_attributes(self)
+            if name[7:] in attrs:
+                return attrs[name[7:]]
+        if name == "saved_tensors":  # a built-in node (see _NotExposed)
+            _BUILTIN_SAVED.__get__(self)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __dir__(self):
+        # minigrad's own bookkeeping (_saved_versions...) is left out: tools read "_saved_*" names as PyTorch's
+        names = [n for n in super().__dir__() if not n.startswith("_saved_")]
+        if self._fast:
+            from ._saved_attrs import saved_attributes
+
+            names = [n for n in names if n != "saved_tensors"]
+            try:
+                names += ["_saved_" + k for k in saved_attributes(self)]
+            except RuntimeError:
+                pass  # freed by backward: nothing to show
+        return names
+
     def _add_tensor_hook(self, output_nr: int, hook) -> RemovableHandle:
         self._hooked = True
         self._plain = False
@@ -283,6 +319,51 @@ class AccumulateGrad(BackwardNode):
 AccumulateGrad.__name__ = "AccumulateGrad"
 
 
+class _NotExposed:
+    """``saved_tensors`` of a built-in node: absent, as on PyTorch's built-in nodes (tools such as torchviz
+    tell custom nodes from built-in ones by it); their saved values are the ``_saved_*`` attributes."""
+
+    def __get__(self, node, owner=None):
+        if node is None:
+            return self
+        raise AttributeError(
+            f"'{type(node).__name__}' object has no attribute 'saved_tensors'\nA built-in node shows what its "
+            "forward saved as PyTorch's nodes do, in _saved_* attributes (e.g. _saved_self, _saved_result); "
+            "saved_tensors is the API of custom Functions."
+        )
+
+
+_BUILTIN_SAVED = _NotExposed()
+
+
+def _private_saved_tensors(cls) -> None:
+    """Point the built-in ``backward``'s reads of ``ctx.saved_tensors`` at ``ctx._tensors_saved_for_backward``.
+
+    The source keeps the public spelling (the book shows it: built-ins are written like custom Functions);
+    only the compiled attribute name changes, once, when the class is created, so it costs nothing per call.
+    """
+    raw = cls.__dict__.get("backward")
+    fn = getattr(raw, "__func__", raw)
+    if fn is None or not hasattr(fn, "__code__"):
+        return
+    code = _renamed(fn.__code__)
+    if code is fn.__code__:
+        return
+    new = types.FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    new.__kwdefaults__, new.__qualname__, new.__doc__ = fn.__kwdefaults__, fn.__qualname__, fn.__doc__
+    new.__module__, new.__dict__ = fn.__module__, dict(fn.__dict__)
+    new.__wrapped__ = fn
+    setattr(cls, "backward", type(raw)(new) if isinstance(raw, (staticmethod, classmethod)) else new)
+
+
+def _renamed(code: types.CodeType) -> types.CodeType:
+    consts = tuple(_renamed(c) if isinstance(c, types.CodeType) else c for c in code.co_consts)
+    if "saved_tensors" not in code.co_names and consts == code.co_consts:
+        return code
+    names = tuple("_tensors_saved_for_backward" if n == "saved_tensors" else n for n in code.co_names)
+    return code.replace(co_names=names, co_consts=consts)
+
+
 class Function:
     """Base class for differentiable operations with a hand-written backward.
 
@@ -304,6 +385,8 @@ class Function:
         cls._builtin = cls.__module__.startswith("minigrad._ops")
         cls._backward_cls._fast = cls._backward_cls._plain = cls._builtin
         if cls._builtin:  # minigrad's own ops record through the lean path of _builtin.py
+            _private_saved_tensors(cls)
+            cls._backward_cls.saved_tensors = _BUILTIN_SAVED
             cls._backward_cls.save_for_backward = _trusted_save_for_backward
             cls._backward_cls._builtin_backward = staticmethod(cls.backward)  # one lookup for the engine
             cls.apply = classmethod(_builtin_apply)
