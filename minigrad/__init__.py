@@ -16,7 +16,7 @@ from .autograd import enable_grad, inference_mode, is_grad_enabled, is_inference
 from ._factories import (allclose, arange, as_tensor, empty, empty_like, equal, eye, from_numpy, full, full_like,
                          is_tensor, linspace, load, manual_seed, normal, numel, ones, ones_like, rand,
                          rand_like, randint, randn, randn_like, randperm, save, seed, tensor, zeros, zeros_like)
-from ._ops import (abs, absolute, acos, acosh, add, addmm, addmv, amax, amin, arccos, arccosh, arcsin, arcsinh,  # noqa: A004
+from ._ops import (abs, absolute, acos, acosh, add, addmm, addmv, amax, amin, aminmax, arccos, arccosh, arcsin, arcsinh,  # noqa: A004
                    arctan, arctan2, arctanh, argmax, argmin, argsort, argwhere, asin, asinh, atan, atan2, atanh,
                    atleast_1d, atleast_2d, atleast_3d, baddbmm, bernoulli, bitwise_and, bitwise_not, bitwise_or,
                    bitwise_xor, bmm, broadcast_to, cat, ceil, celu, chunk, clamp, clamp_max, clamp_min, clip, clone,

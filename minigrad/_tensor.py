@@ -522,7 +522,12 @@ class Tensor:
     # --- comparisons (bool results, never differentiable) -------------------------
     def _compare(self, other, ufunc):
         o = other._data if isinstance(other, Tensor) else other
-        return Tensor._wrap(ufunc(self._data, o))
+        try:
+            return Tensor._wrap(ufunc(self._data, o))
+        except ValueError:
+            from ._ops.arithmetic import _broadcast_error
+
+            raise _broadcast_error(ufunc.__name__, self._data, np.asarray(o)) from None
 
     def __lt__(self, other):
         return self._compare(other, np.less)

@@ -39,7 +39,7 @@ def make_array(kind: str, shape: tuple, rng) -> tuple[np.ndarray, bool]:
 
     n: normal; p: in [0.5, 2]; a: |x| in [0.2, 1.5] (away from kinks at 0); u: in [0.1, 0.9];
     s: in (-0.9, 0.9) (asin, atanh); d: well-separated distinct values (no ties: sort, max);
-    big: normal * 30 (both tails of softplus-like functions);
+    big: normal * 30 (both tails of softplus-like functions); z: normal with about a third exactly 0;
     an upper-case kind is the same values as a constant (requires_grad False);
     y01: constant uniform in [0, 1]; i<k>: int64 in [0, k); m: bool mask; b: bool random.
     """
@@ -67,6 +67,8 @@ def make_array(kind: str, shape: tuple, rng) -> tuple[np.ndarray, bool]:
         a = (rng.permutation(np.arange(n)).reshape(shape) * 0.37 - 1.0) if n else np.zeros(shape)
     elif k == "big":
         a = rng.standard_normal(shape) * 30
+    elif k == "z":  # normal values with about a third of them exactly 0 (products, cumulative products)
+        a = rng.standard_normal(shape) * (rng.random(shape) > 0.35)
     else:
         raise ValueError(kind)
     return np.asarray(a, dtype=np.float64), grad

@@ -484,7 +484,7 @@ def nanmean(a, dim=None, keepdim=False, dtype=None):
     return nansum(a, dim, keepdim, dtype) / keep.sum(dim, keepdim)
 
 
-def aminmax(a, *, dim=None, keepdim=False):
+def aminmax(a, *, dim=None, keepdim=False):  # noqa: D103
     from collections import namedtuple
 
     pair = namedtuple("aminmax", ["min", "max"])
@@ -492,15 +492,10 @@ def aminmax(a, *, dim=None, keepdim=False):
 
 
 def logcumsumexp(a, dim):
-    """log(cumsum(exp(a))) along dim, shifted by the maximum of the slice so that nothing overflows."""
-    d = _wrap_dim(dim, a._data.ndim, "logcumsumexp")
-    x = a._data
-    if not x.ndim:
-        return a * 1.0
-    m = np.max(x, axis=d, keepdims=True, initial=-np.inf) if x.size else np.zeros(_kept_shape(x.shape, (d,)), x.dtype)
-    m = _wrap(np.where(np.isfinite(m), m, 0).astype(x.dtype, copy=False))
-    with np.errstate(divide="ignore"):
-        return (a - m).exp().cumsum(d).log() + m
+    """log(cumsum(exp(a))) along dim, as a running logaddexp (stable for any spread of values)."""
+    from .special import LogCumSumExp
+
+    return LogCumSumExp.apply(a, dim)
 
 
 def cummax(a, dim):

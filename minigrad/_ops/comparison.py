@@ -113,8 +113,8 @@ def logical_not(a: Tensor) -> Tensor:
 def _bitwise(op: str, ufunc, a, b) -> Tensor:
     for t in (a, b):
         if isinstance(t, Tensor) and t._data.dtype.kind == "f":
-            raise RuntimeError(f'"{op}_cpu" not implemented for \'{_TORCH_TYPE.get(t.dtype.name)}\'\n'
-                               f"{op} works on integer and bool tensors.")
+            raise NotImplementedError(f'"{op}_cpu" not implemented for \'{_TORCH_TYPE.get(t.dtype.name)}\'\n'
+                                      f"{op} works on integer and bool tensors.")
     return _compare(op, ufunc, a, b)
 
 
@@ -132,7 +132,7 @@ def bitwise_xor(a: Tensor, b) -> Tensor:
 
 def bitwise_not(a: Tensor) -> Tensor:
     if a._data.dtype.kind == "f":
-        raise RuntimeError(f'"bitwise_not_cpu" not implemented for \'{_TORCH_TYPE.get(a.dtype.name)}\'')
+        raise NotImplementedError(f'"bitwise_not_cpu" not implemented for \'{_TORCH_TYPE.get(a.dtype.name)}\'')
     return _wrap(np.invert(a._data))
 
 

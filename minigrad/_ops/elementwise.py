@@ -39,6 +39,8 @@ class _Unary(Function):
         x = a._data
         if x.dtype.kind != "f":
             if cls.keeps_integers:
+                if x.dtype == np.bool_:
+                    raise NotImplementedError(f'"{cls.__name__.lower()}_vml_cpu" not implemented for \'Bool\'')
                 return _wrap(x.copy())
             x = _as_float(x)
         with np.errstate(all="ignore"):  # nan / inf outside the domain, as PyTorch (no warning)
@@ -191,11 +193,19 @@ class Atan2(Function):
         return inv * b, -(inv * a)
 
 
+def _remainder(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Python's %, computed as PyTorch does (fmod, then + b where the signs differ), so -5 % 2.5 is -0.0."""
+    r = np.fmod(x, y)
+    if r.dtype.kind != "f":
+        return np.remainder(x, y)
+    return np.where((r != 0) & ((r < 0) != (y < 0)), r + y, r)
+
+
 class Remainder(Function):
     """a - floor(a / b) * b (the sign of b, Python's %); d/db = -floor(a / b)."""
 
     _node_name = "RemainderBackward1"
-    ufunc = staticmethod(np.remainder)
+    ufunc = staticmethod(_remainder)
     quotient = staticmethod(np.floor_divide)
 
     @classmethod
@@ -228,6 +238,17 @@ class Fmod(Remainder):
 
 class RemainderScalar(Remainder):
     _node_name = "RemainderBackward0"
+
+
+class RemainderOfNumber(Remainder):
+    """``remainder(number, tensor)``: PyTorch has no derivative for it (and says so when backward reaches it)."""
+
+    _node_name = "torch::autograd::NotImplemented"
+
+    @classmethod
+    def backward(cls, ctx, g):
+        raise RuntimeError("derivative for aten::remainder is not implemented\nremainder(number, tensor) is not "
+                           "differentiable in PyTorch either; write it as number - floor(number / x) * x.")
 
 
 class FmodScalar(Fmod):
@@ -362,7 +383,7 @@ def atan2(a, b):
 
 def remainder(a, b):
     if not isinstance(a, Tensor):  # remainder(number, tensor)
-        return Remainder.apply(operand(a, b), b)
+        return RemainderOfNumber.apply(operand(a, b), b)
     return (Remainder if isinstance(b, Tensor) else RemainderScalar).apply(a, operand(b, a))
 
 

@@ -63,9 +63,9 @@ def _pick(ctx, a: Tensor, d: int, idx: np.ndarray, keepdim: bool = True):
     indices = idx
     if not keepdim and x.ndim:
         vals, indices = vals.squeeze(d), idx.squeeze(d)
-    out_i = _wrap(np.ascontiguousarray(indices, dtype=np.int64))
+    out_i = _wrap(np.array(indices, dtype=np.int64))  # (np.array, not ascontiguousarray: that makes 0-d 1-d)
     ctx.mark_non_differentiable(out_i)
-    return _wrap(np.ascontiguousarray(vals)), out_i
+    return _wrap(np.array(vals)), out_i
 
 
 class Sort(_PickAlong):
@@ -113,7 +113,7 @@ class Kthvalue(_PickAlong):
         d = _wrap_dim(dim, x.ndim, "kthvalue") if x.ndim else 0
         n = x.shape[d] if x.ndim else 1
         if not 1 <= k <= n:
-            raise IndexError(f"kthvalue(): selected number k out of range for dimension {d}\nkthvalue: k={k} but the "
+            raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}\nkthvalue: k={k} but the "
                              f"tensor has {n} elements along dim {d} (k counts from 1).")
         if not x.ndim:
             return _pick(ctx, a, 0, np.zeros((), np.int64))
@@ -168,7 +168,7 @@ class Median(Function):
     def backward(ctx, g):
         from .shape import IndexBackward
 
-        return IndexBackward.apply(g, ctx.shape, tuple(int(k) for k in ctx.i)), None
+        return IndexBackward.apply(g, ctx.shape, tuple(int(k) for k in ctx.i))
 
 
 # --- plain functions ----------------------------------------------------------------------------------------
