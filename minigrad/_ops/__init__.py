@@ -308,6 +308,16 @@ def _run_inplace(a: Tensor, fn_cls, args: tuple, what: str) -> Tensor:
     recording = _GradMode.enabled and (a._rg or any(isinstance(x, Tensor) and x._rg for x in args))
     if recording:
         _check_inplace(a, what)
+        if a._extra is not None and "multi_view" in a._extra and a.grad_fn is not None:
+            from ..autograd.function import _op_name
+
+            raise RuntimeError(
+                f"Output {a._output_nr} of {_op_name(a.grad_fn)} is a view and is being modified inplace. This view "
+                "is the output of a function that returns multiple views. Such functions do not allow the output "
+                "views to be modified inplace. You should replace the inplace operation by an out-of-place one.\n"
+                f"{what}: this tensor is one of the pieces returned by split / chunk / unbind; write into the whole "
+                "tensor instead (e.g. x[:, :2].add_(1)), or use torch.no_grad() if no gradient is needed."
+            )
         if a._base is not None:
             steps = a._get_extra("view_steps")
             if steps is not None:

@@ -32,8 +32,9 @@ class Flip(Function):
         n = a._data.ndim
         axes = tuple(_wrap_dim(d, n, "flip") for d in dims)
         if len(set(axes)) != len(axes):
-            raise RuntimeError(f"dims has duplicates, original flip dims size={len(dims)}, but unique flip dims "
-                               f"size={len(set(axes))}\nflip: each dim may appear once (got {list(dims)}).")
+            twice = next(x for x in axes if axes.count(x) > 1)
+            raise RuntimeError(f"dim {twice} appears multiple times in the list of dims\nflip: each dim may appear "
+                               f"once (got {list(dims)}).")
         ctx.axes = axes
         return _wrap(np.flip(a._data, axes).copy() if n else a._data.copy())  # a copy, as PyTorch's flip
 
@@ -94,6 +95,14 @@ class Repeat(Function):
         return g.reshape(ctx.shape), None
 
 
+def _piece(a: Tensor, idx: tuple) -> Tensor:
+    """One output of split / unbind: a view of ``a``, marked so that changing it in place while recording is
+    PyTorch's error (a function that returns several views does not allow it)."""
+    v = a._view_of(a._data[idx], ("index", idx))
+    v._set_extra("multi_view", True)
+    return v
+
+
 class Split(Function):
     """Pieces of ``a`` along ``d`` with the given sizes, as views (one node, one output per piece)."""
 
@@ -106,7 +115,7 @@ class Split(Function):
         start = 0
         for s in sizes:
             idx = (slice(None),) * d + (slice(start, start + s),)
-            outs.append(a._view_of(a._data[idx], ("index", idx)))
+            outs.append(_piece(a, idx))
             start += s
         return tuple(outs)
 
@@ -130,7 +139,7 @@ class Unbind(Function):
         outs = []
         for i in range(a._data.shape[d]):
             idx = (slice(None),) * d + (i,)
-            outs.append(a._view_of(a._data[idx], ("index", idx)))
+            outs.append(_piece(a, idx))
         return tuple(outs)
 
     @staticmethod
