@@ -324,8 +324,16 @@ class Cross(Function):
 
     @staticmethod
     def forward(ctx, a, b, dim):
-        x, y = a._data, b._data
-        d = _wrap_dim(dim, max(x.ndim, y.ndim), "cross")
+        if a._data.ndim != b._data.ndim:
+            raise RuntimeError(f"linalg.cross: inputs must have the same number of dimensions.\ncross: got shapes "
+                               f"{list(a._data.shape)} and {list(b._data.shape)}.")
+        try:
+            x, y = np.broadcast_arrays(a._data, b._data)
+        except ValueError:
+            from .arithmetic import _broadcast_error
+
+            raise _broadcast_error("cross", a._data, b._data) from None
+        d = _wrap_dim(dim, x.ndim, "cross")
         if x.shape[d] != 3 or y.shape[d] != 3:
             raise RuntimeError(f"linalg.cross: inputs dimension {d} must have length 3. Got {x.shape[d]} and "
                                f"{y.shape[d]}")
@@ -390,11 +398,12 @@ class Einsum(Function):
         sizes = {}
         for k, (lab, arr) in enumerate(zip(labels, arrays)):
             for c, n in zip(lab, arr.shape):
-                if sizes.get(c, 1) != n and n != 1:
-                    raise RuntimeError(f"einsum(): subscript {c} has size {n} for operand {k} which does not "
-                                       f"broadcast with previously seen size {sizes[c]}")
-                if n != 1 or c not in sizes:
+                prev = sizes.get(c)
+                if prev is None or prev == 1:
                     sizes[c] = n
+                elif n != 1 and n != prev:
+                    raise RuntimeError(f"einsum(): subscript {c} has size {n} for operand {k} which does not "
+                                       f"broadcast with previously seen size {prev}")
         ctx.labels, ctx.out, ctx.sizes = labels, out, sizes
         ctx.save_for_backward(*operands)
         eq = ",".join(labels) + "->" + out
