@@ -29,6 +29,7 @@ class Row:
     fn: Callable
     kinds: list
     gradgrad: bool = True       # False: the op's gradient is piecewise constant (e.g. sort), or not twice differentiable
+    grad: bool = True           # False: the gradient is not the derivative on purpose (embedding's padding_idx)
     oracle: bool = True
     rtol: float = 1e-10
     marks: list = field(default_factory=list)
@@ -150,8 +151,8 @@ def check_oracle(row: Row) -> None:
 def params(rows, which: str):
     """pytest params of the rows that take part in check ``which`` ("grad", "gradgrad", "oracle")."""
     keep = {
-        "grad": lambda r: any(g for _, g in make_data(r.kinds, 0)),
-        "gradgrad": lambda r: r.gradgrad,
+        "grad": lambda r: r.grad and any(g for _, g in make_data(r.kinds, 0)),
+        "gradgrad": lambda r: r.gradgrad and r.grad,
         "oracle": lambda r: r.oracle,
     }[which]
     return [pytest.param(r, id=r.id, marks=r.marks) for r in rows if keep(r)]

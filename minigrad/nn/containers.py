@@ -57,7 +57,7 @@ class ModuleDict(Module):
 
 class _ParameterContainer(Module):
     def __repr__(self) -> str:
-        lines = [f"  ({k}): {_describe(p)}" for k, p in self._parameters.items()]
+        lines = [f"    ({k}): {_describe(p)}" for k, p in self._parameters.items()]
         return self._get_name() + "(\n" + "\n".join(lines) + "\n)" if lines else self._get_name() + "()"
 
 

@@ -291,6 +291,10 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
     if input.shape[input.ndim - k:] != shape or k == 0:
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*, "
                            f"{', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
+    for p in (weight, bias):
+        if p is not None and p.dtype != input.dtype:
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.\nlayer_norm: the input has "
+                               f"dtype {input.dtype} and weight / bias {p.dtype}; convert one of them.")
     axes = tuple(range(input.ndim - k, input.ndim))
     param_shape = (1,) * (input.ndim - k) + shape
     return layers.LayerNorm.apply(input, weight, bias, axes, eps, param_shape)
@@ -306,6 +310,12 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
                     ("bias", bias)):
         if t is not None and t.numel() != c:
             raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
+    for t in (running_mean, running_var, weight, bias):
+        if t is not None and t.dtype != input.dtype:
+            names = {"float32": "Float", "float64": "Double", "float16": "Half"}
+            raise RuntimeError(f"mixed dtype (CPU): expect parameter to have scalar type of "
+                               f"{names.get(input.dtype.name, input.dtype.name)}\nbatch_norm: the input has dtype "
+                               f"{input.dtype} and a running statistic / weight / bias has {t.dtype}.")
     axes = (0,) + tuple(range(2, input.ndim))
     param_shape = tuple(c if k == 1 else 1 for k in range(input.ndim))
     if training:
