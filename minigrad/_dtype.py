@@ -110,12 +110,12 @@ class finfo:
                             f"'torch.finfo'\ngot {t!r}.")
         info = np.finfo(t.np_dtype)
         self.dtype = t.name
-        self.bits = int(info.bits)
-        self.eps = float(info.eps)
-        self.max = float(info.max)
-        self.min = float(info.min)
-        self.tiny = self.smallest_normal = float(info.tiny)
-        self.resolution = float(info.resolution)
+        self.bits = builtins.int(info.bits)
+        self.eps = builtins.float(info.eps)
+        self.max = builtins.float(info.max)
+        self.min = builtins.float(info.min)
+        self.tiny = self.smallest_normal = builtins.float(info.tiny)
+        self.resolution = 10.0 ** -builtins.int(info.precision)
 
     def __repr__(self) -> str:
         return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
@@ -131,9 +131,9 @@ class iinfo:
                             f"'torch.iinfo'\ngot {type!r}.")
         info = np.iinfo(np.uint8 if type.np_dtype == np.bool_ else type.np_dtype)
         self.dtype = type.name
-        self.bits = int(info.bits)
-        self.max = int(info.max)
-        self.min = int(info.min)
+        self.bits = builtins.int(info.bits)
+        self.max = builtins.int(info.max)
+        self.min = builtins.int(info.min)
 
     def __repr__(self) -> str:
-        return f"iinfo(min={float(self.min):g}, max={float(self.max):g}, dtype={self.dtype})"
+        return f"iinfo(min={builtins.float(self.min):g}, max={builtins.float(self.max):g}, dtype={self.dtype})"

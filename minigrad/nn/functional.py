@@ -12,7 +12,7 @@ import numpy as np
 
 from .._ops import activation, layers, loss, nn_ops, pointwise
 from .._tensor import Tensor
-from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.grad_mode import is_grad_enabled as _grad_enabled
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -144,7 +144,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction, "binary_cross_entropy_with_logits")
     for name, t in (("weight", weight), ("pos_weight", pos_weight)):
-        if t is not None and t.requires_grad and is_grad_enabled():
+        if t is not None and t.requires_grad and _grad_enabled():
             raise RuntimeError(
                 f"The function 'binary_cross_entropy_with_logits' is not differentiable with respect to argument "
                 f"'{name}'. This input cannot have requires_grad True.\n{name} is a constant of the loss: pass "
