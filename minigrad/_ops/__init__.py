@@ -128,7 +128,15 @@ def log_softmax(a, dim):
 
 
 def reshape(a, *shape):
-    return View.apply(a, _size_args(shape))
+    shape = _size_args(shape)
+    if not a._data.flags.c_contiguous and a._data.ndim > 1:
+        try:
+            np.reshape(a._data, shape, copy=False)
+        except ValueError:  # not expressible as a view: PyTorch copies (CloneBackward0 + UnsafeViewBackward0)
+            from .rearrange import UnsafeView
+
+            return UnsafeView.apply(Clone.apply(a), shape)
+    return View.apply(a, shape)
 
 
 def view(a, *shape):

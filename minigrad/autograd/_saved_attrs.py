@@ -80,6 +80,7 @@ TABLE = {
     "MeanBackward0": lambda n, s: {"self_sym_numel": int(np.prod(_shape(n), dtype=np.int64)),
                                    "self_sym_sizes": _shape(n)},
     "ViewBackward0": lambda n, s: {"self_sym_sizes": _shape(n)},
+    "UnsafeViewBackward0": lambda n, s: {"self_sym_sizes": _shape(n)},
     "ExpandBackward0": lambda n, s: {"self_sym_sizes": _shape(n)},
     "TransposeBackward0": lambda n, s: {"dim0": n.d0, "dim1": n.d1},
     "PermuteBackward0": lambda n, s: {"dims": tuple(int(i) for i in np.argsort(n.inverse))},
