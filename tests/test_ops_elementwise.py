@@ -37,7 +37,7 @@ ROWS = [
     Row("round-decimals", lambda T, x: T.round(x, decimals=2) * x, [("a", (3, 4))]),
     Row("trunc", lambda T, x: T.trunc(x * 3) * x, [("a", (3, 4))]),
     Row("frac", lambda T, x: T.frac(x * 3), [("a", (3, 4))]),
-    Row("nan_to_num", lambda T, x: T.nan_to_num(x + t(T, [0.0, np.inf, -np.inf, np.nan]), posinf=5.0) * x,
+    Row("nan_to_num", lambda T, x: T.nan_to_num(x + t(T, [0.0, np.inf, -np.inf, np.nan]), posinf=5.0, neginf=-5.0) * x,
         [("a", (4,))]),
     Row("sgn", lambda T, x: T.sgn(x) * x, [("a", (4,))]),
     Row("atan2", lambda T, a, b: T.atan2(a, b), [("n", (3, 4)), ("a", (3, 4))]),

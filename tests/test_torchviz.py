@@ -178,7 +178,7 @@ def builtin_graph(T):
     w = T.tensor([0.2, -0.4, 1.1], requires_grad=True)
     h = (x * w).exp() / (x.sin() + 2) - x ** 2
     s = h.softmax(1).log_softmax(0).T.reshape(6) * 3
-    y = s.tanh().sigmoid().relu().sum() + h.mean() + h.sum(1).sqrt().abs().view(2, 1).squeeze(1).sum()
+    y = s.tanh().sigmoid().relu().sum() + h.mean() + h.sum(1).abs().sqrt().view(2, 1).squeeze(1).sum()
     return y, {"x": x, "w": w}
 
 
