@@ -44,6 +44,10 @@ from .jit import compile  # noqa: A004
 
 __version__ = "0.1.0"
 
+from ._unsupported import install_tensor_stubs as _stubs  # noqa: E402  (last: after every method is installed)
+
+_stubs(Tensor)
+
 # Modules loaded on first use (`import minigrad` needs only NumPy): nn, optim and viz, and the
 # stand-ins for PyTorch's device and compiler namespaces.
 _LAZY = ("nn", "optim", "viz", "linalg", "cuda", "backends", "accelerator", "jit")

