@@ -306,7 +306,7 @@ def _call_custom_backward(node, grads) -> list:
                           + "".join(node._forward_trace), UserWarning, stacklevel=2)
         raise
     if res.__class__ is not tuple:
-        res = tuple(res) if isinstance(res, list) else (res,)
+        res = (res,)  # one gradient (a list is one object too, refused below as PyTorch does)
     edges = node._edges
     n = len(edges) >> 2
     if len(res) != n:
@@ -325,7 +325,7 @@ def _call_custom_backward(node, grads) -> list:
             continue
         nxt = edges[4 * i]
         if not isinstance(g, Tensor):
-            raise TypeError(
+            raise RuntimeError(
                 f"expected Variable or None (got {type(g).__name__})\n{fwd.__name__}.backward returned a "
                 f"{type(g).__name__} as gradient {i}; return a Tensor (or None) for each forward argument."
             )

@@ -19,15 +19,16 @@ from __future__ import annotations
 
 import functools
 import itertools
-import re
 import sys
 import traceback
+import types
 import warnings
 from typing import Any
 
 import numpy as np
 
 from .._tensor import RemovableHandle, Tensor
+from ._saved_attrs import install as _install_saved_attributes
 from .anomaly_mode import _Anomaly
 from .grad_mode import _GradMode, no_grad
 
@@ -44,6 +45,13 @@ ERR_BACKWARD_TWICE = (
 
 _TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
                "int64": "LongTensor", "int32": "IntTensor", "bool": "BoolTensor"}
+
+
+def _op_name(node) -> str:
+    """How PyTorch names the operation behind a node in errors: ``Exp`` for ExpBackward0, ``MyFn`` for MyFnBackward."""
+    name = node.name()
+    stem = name.rstrip("0123456789")
+    return stem[:-len("Backward")] if stem.endswith("Backward") and len(stem) > len("Backward") else name
 
 
 def _describe(t: Tensor) -> str:
@@ -129,6 +137,16 @@ class FunctionCtx:
             i += 1
         return tuple(out)
 
+    # The same property under a private name: built-in nodes hide ``saved_tensors`` (as PyTorch's do) and
+    # their backward code reads this one (see _private_saved_tensors).
+    _tensors_saved_for_backward = saved_tensors
+
+    @property
+    def saved_variables(self) -> tuple:
+        """The old name of ``saved_tensors`` (deprecated in PyTorch, which warns)."""
+        warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning, stacklevel=2)
+        return self.saved_tensors
+
     def _saved_arrays(self) -> tuple:
         """The arrays of ``saved_tensors``, after the same checks: for the NumPy formulas of the
         built-in backwards, which need no Tensor around a saved output."""
@@ -137,13 +155,11 @@ class FunctionCtx:
             data, vc, _ = saved[0]  # the common case: the node's own output (exp, relu, sigmoid...)
             if vc[0] == self._saved_versions[0]:
                 return (data,)
-        return tuple(None if t is None else t._data for t in self.saved_tensors)
+        return tuple(None if t is None else t._data for t in self._tensors_saved_for_backward)
 
     def _modified_error(self, i: int, t: Tensor, version: int, expected: int) -> RuntimeError:
         """The error for a saved tensor changed in place (returned, so that the traceback ends at the check)."""
-        # PyTorch 2.13 names the operation, not its node: "output 0 of Add" for AddBackward0
-        origin = (f", which is output {t._output_nr} of {re.sub(r'Backward[0-9]*$', '', t.grad_fn.name())},"
-                  if t.grad_fn is not None else "")
+        origin = (f", which is output {t._output_nr} of {_op_name(t.grad_fn)}," if t.grad_fn is not None else "")
         hint = ("Hint: the backtrace further above shows the operation that failed to compute its gradient. "
                 "The variable in question was changed in there or anywhere later. Good luck!"
                 if _Anomaly.enabled else
@@ -216,6 +232,19 @@ class BackwardNode(FunctionCtx):
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {hex(id(self))}>"
 
+    def __dir__(self):
+        # minigrad's own bookkeeping (_saved_versions...) is left out: tools read "_saved_*" names as PyTorch's
+        names = [n for n in super().__dir__() if not n.startswith("_saved_")]
+        if self._fast:
+            from ._saved_attrs import saved_attributes
+
+            names = [n for n in names if n != "saved_tensors"]
+            try:
+                names += ["_saved_" + k for k in saved_attributes(self)]
+            except RuntimeError:
+                pass  # freed by backward: nothing to show
+        return names
+
     def _add_tensor_hook(self, output_nr: int, hook) -> RemovableHandle:
         self._hooked = True
         self._plain = False
@@ -235,6 +264,11 @@ class BackwardNode(FunctionCtx):
         if self._saved is not None:
             self._saved = None
             self._freed = True
+
+
+# A built-in node's saved values under PyTorch's names (_saved_self, _saved_result...): class-level descriptors
+# (not __getattr__, which would slow every attribute read of every node); see _saved_attrs.py.
+_install_saved_attributes(BackwardNode)
 
 
 class AccumulateGrad(BackwardNode):
@@ -279,6 +313,51 @@ class AccumulateGrad(BackwardNode):
 AccumulateGrad.__name__ = "AccumulateGrad"
 
 
+class _NotExposed:
+    """``saved_tensors`` of a built-in node: absent, as on PyTorch's built-in nodes (tools such as torchviz
+    tell custom nodes from built-in ones by it); their saved values are the ``_saved_*`` attributes."""
+
+    def __get__(self, node, owner=None):
+        if node is None:
+            return self
+        raise AttributeError(
+            f"'{type(node).__name__}' object has no attribute 'saved_tensors'\nA built-in node shows what its "
+            "forward saved as PyTorch's nodes do, in _saved_* attributes (e.g. _saved_self, _saved_result); "
+            "saved_tensors is the API of custom Functions."
+        )
+
+
+_BUILTIN_SAVED = _NotExposed()
+
+
+def _private_saved_tensors(cls) -> None:
+    """Point the built-in ``backward``'s reads of ``ctx.saved_tensors`` at ``ctx._tensors_saved_for_backward``.
+
+    The source keeps the public spelling (the book shows it: built-ins are written like custom Functions);
+    only the compiled attribute name changes, once, when the class is created, so it costs nothing per call.
+    """
+    raw = cls.__dict__.get("backward")
+    fn = getattr(raw, "__func__", raw)
+    if fn is None or not hasattr(fn, "__code__"):
+        return
+    code = _renamed(fn.__code__)
+    if code is fn.__code__:
+        return
+    new = types.FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    new.__kwdefaults__, new.__qualname__, new.__doc__ = fn.__kwdefaults__, fn.__qualname__, fn.__doc__
+    new.__module__, new.__dict__ = fn.__module__, dict(fn.__dict__)
+    new.__wrapped__ = fn
+    setattr(cls, "backward", type(raw)(new) if isinstance(raw, (staticmethod, classmethod)) else new)
+
+
+def _renamed(code: types.CodeType) -> types.CodeType:
+    consts = tuple(_renamed(c) if isinstance(c, types.CodeType) else c for c in code.co_consts)
+    if "saved_tensors" not in code.co_names and consts == code.co_consts:
+        return code
+    names = tuple("_tensors_saved_for_backward" if n == "saved_tensors" else n for n in code.co_names)
+    return code.replace(co_names=names, co_consts=consts)
+
+
 class Function:
     """Base class for differentiable operations with a hand-written backward.
 
@@ -300,6 +379,8 @@ class Function:
         cls._builtin = cls.__module__.startswith("minigrad._ops")
         cls._backward_cls._fast = cls._backward_cls._plain = cls._builtin
         if cls._builtin:  # minigrad's own ops record through the lean path of _builtin.py
+            _private_saved_tensors(cls)
+            cls._backward_cls.saved_tensors = _BUILTIN_SAVED
             cls._backward_cls.save_for_backward = _trusted_save_for_backward
             cls._backward_cls._builtin_backward = staticmethod(cls.backward)  # one lookup for the engine
             cls.apply = classmethod(_builtin_apply)
@@ -505,14 +586,8 @@ def _pack_with_outputs(ctx, to_save: tuple) -> None:
 
 def _wrap_outputs(cls, ctx, args, out):
     """The general case of attaching outputs to the node: tuples, dirty / non-differentiable / aliased outputs."""
-    single = not isinstance(out, (tuple, list))
-    outs = (out,) if single else tuple(out)
-    for i, o in enumerate(outs):
-        if not isinstance(o, Tensor):
-            raise TypeError(
-                f"{cls.__name__}.forward must return a Tensor or a tuple of Tensors, but output {i} is a "
-                f"{type(o).__name__}. Wrap plain values with minigrad.tensor(...)."
-            )
+    single = not isinstance(out, tuple)
+    outs = (out,) if single else out
     dirty = ctx._dirty
     for d in dirty:
         if not any(d is o for o in outs):
@@ -523,8 +598,13 @@ def _wrap_outputs(cls, ctx, args, out):
             )
     if dirty:
         _check_dirty_leaves(cls, dirty)
+    if single and not isinstance(out, Tensor):
+        return out, ()  # not a tensor (a number, a list...): returned as is, outside the graph (as PyTorch does)
     result = []
     for i, o in enumerate(outs):
+        if not isinstance(o, Tensor):
+            result.append(o)  # a non-tensor in the tuple: passed through; backward gets None for it
+            continue
         is_dirty = any(o is d for d in dirty)
         if is_dirty:
             o._bump_version()
@@ -538,7 +618,7 @@ def _wrap_outputs(cls, ctx, args, out):
     ctx._n_outputs = len(result)
     if len(result) > 1:
         ctx._plain = False
-        ctx._output_meta = tuple((o._data.shape, o._data.dtype) for o in result)
+        ctx._output_meta = tuple((o._data.shape, o._data.dtype) if isinstance(o, Tensor) else None for o in result)
     result = tuple(result)
     return (result[0] if single else result), result
 
@@ -549,7 +629,7 @@ def _check_dirty_leaves(cls, dirty) -> None:
     for d in dirty:
         if d.grad_fn is None and d._rg:
             raise RuntimeError(
-                "a leaf Variable that requires grad is being used in an in-place operation.\n"
+                "a leaf Variable that requires grad has been used in an in-place operation.\n"
                 f"{cls.__name__} marked a leaf tensor that requires grad as dirty (modified in place); "
                 "pass a clone() of it instead, or do the update inside `with minigrad.no_grad():`."
             )
@@ -617,7 +697,8 @@ def once_differentiable(fn):
 
 def _materialize(node: BackwardNode, grads: list) -> list:
     meta = node._output_meta
-    return [Tensor._wrap(np.zeros(meta[i][0], meta[i][1])) if g is None else g for i, g in enumerate(grads)]
+    return [Tensor._wrap(np.zeros(meta[i][0], meta[i][1])) if g is None and meta[i] is not None else g
+            for i, g in enumerate(grads)]
 
 
 # The recording path of minigrad's own operations (imported last: it builds on the above).
