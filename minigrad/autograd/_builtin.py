@@ -23,13 +23,13 @@ from .._tensor import Tensor
 from .anomaly_mode import _Anomaly
 from .function import (_NO_GRAD_EDGE, _NOT_TENSOR_EDGE, FunctionCtx, _edge, _new, _next_seq, _record_edges,
                        _record_saved, _wrap_outputs)
-from .grad_mode import _GradMode
+from .grad_mode import _GRAD_OFF, _GradMode
 
 
 def _builtin_apply(cls, *args):
     """``apply`` of minigrad's own ops: positional arguments only, no checks they don't need."""
     __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
-    if _GradMode.enabled:
+    if not _GRAD_OFF or _GradMode.enabled:  # grad mode is on (_GRAD_OFF: see grad_mode.py)
         for a in args:
             if isinstance(a, Tensor) and a._rg:
                 return _record_builtin(cls, args)
@@ -52,7 +52,7 @@ def _record_builtin(cls, args: tuple):
 def _apply_pair(cls, a: Tensor, b: Tensor):
     """``cls.apply(a, b)`` for a built-in op on two tensors: the binary operators' hot path."""
     __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
-    if not (_GradMode.enabled and (a._rg or b._rg)):
+    if not ((a._rg or b._rg) and (not _GRAD_OFF or _GradMode.enabled)):
         return cls.forward(_NO_GRAPH_CTX, a, b)
     ctx = _new(cls._backward_cls)
     seq = ctx._seq = _next_seq()
@@ -72,7 +72,7 @@ def _apply_pair(cls, a: Tensor, b: Tensor):
 def _apply_first(cls, a: Tensor, *rest):
     """``cls.apply(a, *rest)`` for a built-in op whose only tensor argument is ``a``."""
     __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
-    if not (_GradMode.enabled and a._rg):
+    if not (a._rg and (not _GRAD_OFF or _GradMode.enabled)):
         return cls.forward(_NO_GRAPH_CTX, a, *rest)
     ctx = _new(cls._backward_cls)
     seq = ctx._seq = _next_seq()

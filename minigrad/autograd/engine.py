@@ -24,7 +24,7 @@ import numpy as np
 from .._tensor import Tensor
 from .anomaly_mode import _Anomaly
 from .function import AccumulateGrad, _materialize
-from .grad_mode import _GradMode
+from .grad_mode import _GradMode, _set_grad_mode
 
 
 def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, create_graph: bool = False,
@@ -149,8 +149,7 @@ def _run(roots: Sequence[Tensor], root_grads: list, retain_graph: bool, create_g
             heappush(queue, (-node._seq, node))
 
     fast = capture is None and not _Anomaly.enabled
-    prev_mode = _GradMode.enabled
-    _GradMode.enabled = create_graph
+    prev_mode = _set_grad_mode(bool(create_graph))  # in this thread only, as everything below
     upcoming = None  # see the shortcut below
     try:
         while True:
@@ -211,7 +210,7 @@ def _run(roots: Sequence[Tensor], root_grads: list, retain_graph: bool, create_g
                                 upcoming = None
                 j += 4
     finally:
-        _GradMode.enabled = prev_mode
+        _set_grad_mode(prev_mode)
     return found
 
 

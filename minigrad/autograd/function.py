@@ -28,7 +28,7 @@ import numpy as np
 
 from .._tensor import RemovableHandle, Tensor
 from .anomaly_mode import _Anomaly
-from .grad_mode import _GradMode, no_grad
+from .grad_mode import _GradMode, _set_grad_mode, no_grad
 
 _new = object.__new__
 _wrap = Tensor._wrap
@@ -371,7 +371,7 @@ def _apply_recording(cls, args: tuple):
     seq = ctx._seq = _next_seq()
     _record_edges(ctx, args, seq)
 
-    _GradMode.enabled = False
+    _set_grad_mode(False)
     try:
         if cls._new_style:
             out = cls.forward(*args)
@@ -379,7 +379,7 @@ def _apply_recording(cls, args: tuple):
         else:
             out = cls.forward(ctx, *args)
     finally:
-        _GradMode.enabled = True
+        _set_grad_mode(True)
 
     if out.__class__ is Tensor and out.grad_fn is None and not ctx._special and out._data.dtype.kind == "f":
         for a in args:
