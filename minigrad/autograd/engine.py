@@ -23,7 +23,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from .anomaly_mode import _Anomaly
-from .function import AccumulateGrad, _materialize
+from .function import _FREED, AccumulateGrad, _materialize
 from .grad_mode import _GradMode, _set_grad_mode
 
 
@@ -160,11 +160,11 @@ def _run(roots: Sequence[Tensor], root_grads: list, retain_graph: bool, create_g
             else:
                 break
             buf = buffers.pop(node)
-            if node._plain and fast:
+            if fast and (backward_fn := node._fast_backward) is not None:
                 # A built-in single-output op without hooks: it returns the right number and types
                 # of gradients; shapes (broadcast inputs) and dtypes are checked below, as for all.
-                results = node._builtin_backward(node, buf)
-                if results.__class__ is not tuple:
+                results = backward_fn(node, buf)
+                if type(results) is not tuple:
                     results = (results,)
             else:
                 multi = node._n_outputs > 1
@@ -182,8 +182,7 @@ def _run(roots: Sequence[Tensor], root_grads: list, retain_graph: bool, create_g
                     continue
                 results = _call_backward(node, buf if multi else (buf,))
             if not retain_graph and node._saved is not None:
-                node._saved = None  # free the saved tensors
-                node._freed = True
+                node._saved = _FREED  # free the saved tensors
             edges = node._edges  # 4 entries per input: node, output_nr, shape, dtype
             j = 0
             for g in results:  # one gradient per input
