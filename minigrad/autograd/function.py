@@ -30,7 +30,7 @@ import numpy as np
 from .._tensor import RemovableHandle, Tensor
 from ._saved_attrs import install as _install_saved_attributes
 from .anomaly_mode import _Anomaly
-from .grad_mode import _GradMode, no_grad
+from .grad_mode import _GradMode, _set_grad_mode, no_grad
 
 _new = object.__new__
 _wrap = Tensor._wrap
@@ -63,6 +63,8 @@ def _describe(t: Tensor) -> str:
 # as the Tensor, because the Tensor points back at the node through ``grad_fn`` and the
 # cycle would outlive the graph.
 
+_FREED = object()  # what a node's _saved becomes when backward frees its saved tensors
+
 
 class FunctionCtx:
     """The ``ctx`` that ``forward`` and ``backward`` receive.
@@ -74,10 +76,9 @@ class FunctionCtx:
 
     # Class-level defaults: an instance only stores what an operation actually sets.
     _to_save: tuple | None = None
-    _saved: tuple | None = None
-    _saved_versions: tuple = ()
+    _saved: tuple | None = None  # what save_for_backward saved (None: nothing; _FREED: freed by backward)
+    _saved_versions: tuple | None = None  # each saved tensor's version when saved (None: all were at 0)
     _saved_outputs = False  # some saved tensors are this node's outputs, kept as (array, counter, nr)
-    _freed = False
     _dirty: tuple = ()
     _non_differentiable: tuple = ()
     _special = False  # set by mark_dirty / mark_non_differentiable: outputs need the general path
@@ -103,36 +104,36 @@ class FunctionCtx:
         """The tensors given to ``save_for_backward``, checked against in-place changes."""
         __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
         saved = self._saved
-        if saved is None:
-            if self._freed:
+        if type(saved) is not tuple:
+            if saved is _FREED:
                 raise RuntimeError(
                     ERR_BACKWARD_TWICE + f"\n{self._who()}: its saved tensors were freed by the first "
                     "backward. Pass retain_graph=True to the first backward() if you need a second one."
                 )
-            return self._to_save or ()  # read inside forward itself
+            return self._to_save or ()  # nothing saved, or read inside forward itself
+        versions = self._saved_versions
         if not self._saved_outputs:
             # Only inputs (or None) were saved: check their versions and hand back the tuple itself.
-            versions = self._saved_versions
             i = 0
             for t in saved:
                 if t is not None:
                     vc = t._vc
-                    if vc is not None and vc[0] != versions[i]:
-                        raise self._modified_error(i, t, vc[0], versions[i])
+                    if vc is not None and vc[0] != (0 if versions is None else versions[i]):
+                        raise self._modified_error(i, t, vc[0], 0 if versions is None else versions[i])
                 i += 1
             return saved
-        versions = self._saved_versions
         out = []
         i = 0
         for s in saved:
-            if s.__class__ is tuple:  # a saved output: a new tensor on its array, pointing back here
+            expected = 0 if versions is None else versions[i]
+            if type(s) is tuple:  # a saved output: a new tensor on its array, pointing back here
                 data, vc, output_nr = s
                 s = _wrap(data)
                 s._vc, s.grad_fn, s._output_nr, s._rg = vc, self, output_nr, True
-                if vc[0] != versions[i]:
-                    raise self._modified_error(i, s, vc[0], versions[i])
-            elif s is not None and s._vc is not None and s._vc[0] != versions[i]:
-                raise self._modified_error(i, s, s._vc[0], versions[i])
+                if vc[0] != expected:
+                    raise self._modified_error(i, s, vc[0], expected)
+            elif s is not None and s._vc is not None and s._vc[0] != expected:
+                raise self._modified_error(i, s, s._vc[0], expected)
             out.append(s)
             i += 1
         return tuple(out)
@@ -147,14 +148,16 @@ class FunctionCtx:
         warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning, stacklevel=2)
         return self.saved_tensors
 
+    @property
+    def _freed(self) -> bool:
+        return self._saved is _FREED
+
     def _saved_arrays(self) -> tuple:
         """The arrays of ``saved_tensors``, after the same checks: for the NumPy formulas of the
         built-in backwards, which need no Tensor around a saved output."""
         saved = self._saved
-        if saved is not None and len(saved) == 1 and saved[0].__class__ is tuple:
-            data, vc, _ = saved[0]  # the common case: the node's own output (exp, relu, sigmoid...)
-            if vc[0] == self._saved_versions[0]:
-                return (data,)
+        if type(saved) is tuple and len(saved) == 1 and type(s := saved[0]) is tuple and s[1][0] == 0:
+            return (s[0],)  # the common case: the node's own output (exp, relu...), unchanged since (version 0)
         return tuple(None if t is None else t._data for t in self._tensors_saved_for_backward)
 
     def _modified_error(self, i: int, t: Tensor, version: int, expected: int) -> RuntimeError:
@@ -204,7 +207,8 @@ class BackwardNode(FunctionCtx):
     _n_outputs = 1
     _output_meta: tuple = ()     # (shape, dtype) per output, kept only for multi-output nodes
     _fast = False                # a built-in op's node: the engine skips re-validating its results
-    _plain = False               # _fast, one output and no hooks: the engine's shortest path
+    # The built-in's backward, for the engine's shortest path: one output and no hooks (else None).
+    _fast_backward = None
     _hooked = False              # set when a tensor hook or retain_grad is registered on an output
     _hooks: dict | None = None   # {output_nr: {handle_id: hook}}: tensor hooks on non-leaf outputs
     _retain: dict | None = None  # {output_nr: weakref to tensor}: retain_grad()
@@ -247,14 +251,14 @@ class BackwardNode(FunctionCtx):
 
     def _add_tensor_hook(self, output_nr: int, hook) -> RemovableHandle:
         self._hooked = True
-        self._plain = False
+        self._fast_backward = None
         if self._hooks is None:
             self._hooks = {}
         return RemovableHandle(self._hooks.setdefault(output_nr, {}), hook)
 
     def _add_retain_grad(self, output_nr: int, ref) -> None:
         self._hooked = True
-        self._plain = False
+        self._fast_backward = None
         if self._retain is None:
             self._retain = {}
         self._retain[output_nr] = ref
@@ -262,8 +266,7 @@ class BackwardNode(FunctionCtx):
     def _release(self) -> None:
         """Free saved tensors after backward (unless retain_graph)."""
         if self._saved is not None:
-            self._saved = None
-            self._freed = True
+            self._saved = _FREED
 
 
 # A built-in node's saved values under PyTorch's names (_saved_self, _saved_result...): class-level descriptors
@@ -377,12 +380,12 @@ class Function:
         cls._backward_cls = type(name, (BackwardNode,), {"_forward_cls": cls, "__module__": cls.__module__})
         cls._new_style = cls.setup_context is not Function.setup_context
         cls._builtin = cls.__module__.startswith("minigrad._ops")
-        cls._backward_cls._fast = cls._backward_cls._plain = cls._builtin
+        cls._backward_cls._fast = cls._builtin
         if cls._builtin:  # minigrad's own ops record through the lean path of _builtin.py
             _private_saved_tensors(cls)
             cls._backward_cls.saved_tensors = _BUILTIN_SAVED
             cls._backward_cls.save_for_backward = _trusted_save_for_backward
-            cls._backward_cls._builtin_backward = staticmethod(cls.backward)  # one lookup for the engine
+            cls._backward_cls._fast_backward = staticmethod(cls.backward)
             cls.apply = classmethod(_builtin_apply)
         if "vjp" in cls.__dict__ and "backward" in cls.__dict__:
             raise TypeError("Implementing both 'backward' and 'vjp' for a custom Function is not allowed. "
@@ -455,7 +458,7 @@ def _apply_recording(cls, args: tuple):
     seq = ctx._seq = _next_seq()
     _record_edges(ctx, args, seq)
 
-    _GradMode.enabled = False
+    _set_grad_mode(False)
     try:
         if cls._new_style:
             out = cls.forward(*args)
@@ -463,7 +466,7 @@ def _apply_recording(cls, args: tuple):
         else:
             out = cls.forward(ctx, *args)
     finally:
-        _GradMode.enabled = True
+        _set_grad_mode(True)
 
     if out.__class__ is Tensor and out.grad_fn is None and not ctx._special and out._data.dtype.kind == "f":
         for a in args:
@@ -481,7 +484,7 @@ def _apply_recording(cls, args: tuple):
         ctx._to_save = None  # from now on the tuple lives in _saved (outputs as arrays: no cycle)
         _record_saved(ctx, to_save)
     if _Anomaly.enabled:
-        ctx._forward_trace = traceback.format_stack()[:-2]
+        ctx._forward_trace = _user_stack()
     return out
 
 
@@ -533,31 +536,27 @@ def _leaf_node(t: Tensor, seq: int, k: int) -> "AccumulateGrad":
     return node
 
 
-_ZERO_VERSIONS = [(0,) * n for n in range(16)]  # shared version tuples of fresh saved tensors
-
-
 def _record_saved(ctx, saved: tuple) -> None:
     """Keep what forward saved in ``ctx._saved``, with each tensor's version at this moment.
 
     An output of this node is kept as (array, version counter, output_nr), not as the tensor,
     which points back at the node through grad_fn: that cycle would outlive the graph.
     """
+    ctx._saved = saved
     for t in saved:
         if t is not None and (t._vc is not None or t.grad_fn is ctx):
-            _pack_with_outputs(ctx, saved)  # versions to record, or outputs to keep as arrays
+            _pack_saved(ctx, saved)  # versions to record, or outputs to keep as arrays
             return
-    ctx._saved = saved  # the common case: fresh tensors (version 0), none of them an output
-    ctx._saved_versions = _ZERO_VERSIONS[len(saved)] if len(saved) < len(_ZERO_VERSIONS) else (0,) * len(saved)
+    # The common case: fresh tensors (version 0, the default of _saved_versions), none an output.
 
 
-def _pack_with_outputs(ctx, to_save: tuple) -> None:
+def _pack_saved(ctx, to_save: tuple) -> None:
     """``_record_saved`` when versions must be read or outputs converted."""
-    if len(to_save) == 1 and to_save[0]._vc is None and to_save[0].grad_fn is ctx:
+    t = to_save[0]
+    if len(to_save) == 1 and t._vc is None and t.grad_fn is ctx:
         # The common case (exp, relu, sigmoid, tanh, sqrt): an op that saves only its fresh output.
-        t = to_save[0]
         vc = t._vc = [0]
         ctx._saved = ((t._data, vc, t._output_nr),)
-        ctx._saved_versions = (0,)
         ctx._saved_outputs = True
         return
     saved = []
@@ -579,7 +578,8 @@ def _pack_with_outputs(ctx, to_save: tuple) -> None:
             vc = t._vc
             versions.append(0 if vc is None else vc[0])
     ctx._saved = tuple(saved)
-    ctx._saved_versions = tuple(versions)
+    if any(versions):
+        ctx._saved_versions = tuple(versions)
     if has_output:
         ctx._saved_outputs = True
 
@@ -617,7 +617,7 @@ def _wrap_outputs(cls, ctx, args, out):
         result.append(o)
     ctx._n_outputs = len(result)
     if len(result) > 1:
-        ctx._plain = False
+        ctx._fast_backward = None
         ctx._output_meta = tuple((o._data.shape, o._data.dtype) if isinstance(o, Tensor) else None for o in result)
     result = tuple(result)
     return (result[0] if single else result), result
@@ -693,6 +693,17 @@ def once_differentiable(fn):
         return wrapped[0] if single else wrapped
 
     return wrapper
+
+
+_PACKAGE_DIR = __file__.rsplit("autograd", 1)[0]  # .../minigrad/
+
+
+def _user_stack() -> list:
+    """The stack (formatted) where an operation was called, without minigrad's own frames (anomaly mode)."""
+    frames = traceback.extract_stack()
+    while frames and frames[-1].filename.startswith(_PACKAGE_DIR):
+        frames.pop()
+    return traceback.format_list(frames)
 
 
 def _materialize(node: BackwardNode, grads: list) -> list:
