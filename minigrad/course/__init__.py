@@ -22,9 +22,12 @@ The engine (``minigrad`` itself) never imports this package. See ``API.md`` next
 from __future__ import annotations
 
 import importlib
+import textwrap
 import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable
+
+from .numbering import display_name
 
 __all__ = ["check", "exercise", "CheckResult", "CheckFailed", "registry", "get_exercise", "diagnose_function"]
 
@@ -150,15 +153,31 @@ def run_check(exercise_id: str, answer: Any, **kw: Any) -> CheckResult:
     except Exception as e:  # the learner's code raised: report it, don't crash the notebook
         passed, details = False, {}
         msg = f"your code raised {type(e).__name__}: {e}{_student_frame(e.__traceback__)}"
-    head = f"{PASS_MARK if passed else FAIL_MARK} {ex.id} {ex.title}"
     pts = ex.points if passed else 0.0
+    # the header names the exercise as the page does: "Exercise 3.1 (Leaky ReLU)" for ch03-ex1
+    head = f"{PASS_MARK if passed else FAIL_MARK} {display_name(ex.id)} ({ex.title}): {pts:g}/{ex.points:g} points"
     body = msg.strip()
-    message = f"{head} [{pts:g}/{ex.points:g} points]" + (f"\n{_indent(body)}" if body else "")
+    message = head + (f"\n{_indent(body)}" if body else "")
     return CheckResult(passed, message, pts, ex.points, ex.id, ex.title, details)
 
 
+WIDTH = 79  # feedback lines wrap here: they must fit the book's text column and a notebook
+
+
 def _indent(text: str) -> str:
-    return "\n".join(("  " + line) if line else line for line in text.splitlines())
+    """Indent the feedback by two spaces and wrap long lines (continuations under their text)."""
+    out = []
+    for line in text.splitlines():
+        if not line:
+            out.append(line)
+            continue
+        line = "  " + line
+        lead = len(line) - len(line.lstrip())
+        hang = lead + (2 if line.lstrip().startswith("- ") else 0)
+        out.append(textwrap.fill(line.strip(), WIDTH, initial_indent=" " * lead, subsequent_indent=" " * hang,
+                                 break_long_words=False, break_on_hyphens=False)
+                   if len(line) > WIDTH else line)
+    return "\n".join(out)
 
 
 def check(exercise_id: str, answer: Any = None, **kw: Any) -> CheckResult:
