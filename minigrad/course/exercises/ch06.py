@@ -65,7 +65,12 @@ def _check_scale_shift(scale_shift: Any):
     x = minigrad.randn(4, 3, dtype=minigrad.float64, requires_grad=True)
     t = minigrad.randn(3, dtype=minigrad.float64, requires_grad=True)
     s = minigrad.randn(3, dtype=minigrad.float64, requires_grad=True)
+    before = [a.detach().clone() for a in (x, s, t)]
     out = scale_shift(x, s, t)
+    for name, a, b in zip(["x", "scale", "shift"], (x, s, t), before):
+        if not minigrad.equal(a.detach(), b):
+            raise CheckFailed(f"scale_shift changed its input {name} in place: forward must compute a new tensor "
+                              "(x * scale, not x *= scale), or the caller's tensor changes behind their back.")
     cls = getattr(out.grad_fn, "_forward_cls", None)
     if cls is None or not hasattr(cls, "backward"):
         raise CheckFailed("scale_shift(x, scale, shift) must return the output of your Function's apply "

@@ -16,8 +16,9 @@ def _second_derivative(fn, values) -> np.ndarray:
     (g,) = minigrad.autograd.grad(fn(x).sum(), x, create_graph=True)
     if not g.requires_grad:
         raise CheckFailed("under create_graph=True the first derivative has no graph (requires_grad is False): "
-                          "autograd cannot differentiate it again. The backward's result must come from "
-                          "operations autograd records, or from a Function with its own backward.")
+                          "autograd cannot differentiate it again. Is backward computing from tensors that "
+                          "autograd sees as constants (an intermediate saved in forward, a NumPy result)? Use "
+                          "the saved inputs or outputs with tensor operations, or a Function for the backward.")
     (h,) = minigrad.autograd.grad(g.sum(), x, allow_unused=True)
     return np.zeros(len(values)) if h is None else h.detach().numpy()
 
