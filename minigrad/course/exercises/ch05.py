@@ -72,7 +72,7 @@ def _report(fn: Callable, values: list) -> str:
         gradcheck(fn, (x,))
     except RuntimeError as err:
         inputs = minigrad.tensor(values, dtype=minigrad.float64)
-        return f"gradcheck(fn, (x,)) with x = {inputs}\n" + str(err).split("\n\n")[0].strip()
+        return f"x = {inputs}\n" + str(err).split("\n\n")[0].strip()
     raise AssertionError("the mystery Function passed gradcheck")  # pragma: no cover
 
 
