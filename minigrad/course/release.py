@@ -4,6 +4,8 @@ Writes ``OUT/notebooks/*.ipynb`` (every solution replaced by a stub, hidden test
 solution cells removed, outputs cleared) and, unless ``site=False``, a student website:
 ``OUT/book/`` (a copy of the book configuration with a ``_toc.yml`` pointing at the student
 notebooks; the instructor guide is left out) built with jupyter-book into ``OUT/site/``.
+Next to the notebooks goes the engine's wheel (``OUT/notebooks/inside_autograd-*.whl``), which
+their first cell installs when minigrad is missing (no internet needed).
 """
 from __future__ import annotations
 
@@ -102,6 +104,7 @@ def release(out: str | os.PathLike, source: str | os.PathLike | None = None, *, 
         released[path.name] = [ex.id for ex in parse_exercises(nb)]
         log(f"released {path.name}: {len(released[path.name])} exercise(s)")
     result = {"notebooks": released, "notebooks_dir": str(nb_out), "site": None}
+    result["wheel"] = _write_wheel(root, nb_out, log)
     if site:
         result["site"] = str(build_site(root, out, log=log))
     return result
@@ -165,3 +168,15 @@ def build_site(root: Path, out: Path, *, log=print) -> Path:
     shutil.copytree(html, site)
     log(f"student website: {site / 'index.html'}")
     return site
+
+
+# ---- the engine's wheel, next to the notebooks (their install cell uses it; see wheel.py) ----
+def _write_wheel(root: Path, nb_out: Path, log) -> str | None:
+    from .wheel import write_wheel
+
+    try:
+        return str(write_wheel(root, nb_out, log=log))
+    except RuntimeError as e:  # the notebooks are still released; students then need the package index
+        log(f"WARNING: {e}\nThe notebooks will install minigrad from the package index instead "
+            "(students need internet access).")
+        return None
