@@ -379,6 +379,8 @@ class Function:
         name = cls.__dict__.get("_node_name") or f"{cls.__name__}Backward"
         cls._backward_cls = type(name, (BackwardNode,), {"_forward_cls": cls, "__module__": cls.__module__})
         cls._new_style = cls.setup_context is not Function.setup_context
+        # PyTorch binds forward's defaults for the setup_context style, so ``inputs`` holds them
+        cls._bind_defaults = cls._new_style and _has_defaults(cls.forward)
         cls._builtin = cls.__module__.startswith("minigrad._ops")
         cls._backward_cls._fast = cls._builtin
         if cls._builtin:  # minigrad's own ops record through the lean path of _builtin.py
@@ -430,7 +432,7 @@ class Function:
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run forward and, if any input requires grad, record a node for backward."""
         __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
-        if kwargs:
+        if kwargs or cls._bind_defaults:
             args = _bind_kwargs(cls, args, kwargs)
         if _GradMode.enabled:
             for a in args:
@@ -441,11 +443,15 @@ class Function:
             return cls.forward(_NO_GRAPH_CTX, *args)
         ctx = cls._backward_cls()
         ctx.needs_input_grad = (False,) * len(args)
-        if cls._new_style:
-            out = cls.forward(*args)
-            cls.setup_context(ctx, args, out)
-        else:
-            out = cls.forward(ctx, *args)
+        enabled, _GradMode.enabled = _GradMode.enabled, False  # forward never records, as in PyTorch
+        try:
+            if cls._new_style:
+                out = cls.forward(*args)
+                cls.setup_context(ctx, args, out)
+            else:
+                out = cls.forward(ctx, *args)
+        finally:
+            _GradMode.enabled = enabled
         if ctx._dirty:
             _check_dirty_leaves(cls, ctx._dirty)
         return out
@@ -635,10 +641,27 @@ def _check_dirty_leaves(cls, dirty) -> None:
             )
 
 
+def _has_defaults(fn) -> bool:
+    import inspect
+
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.default is not p.empty for p in params)
+
+
 def _bind_kwargs(cls, args, kwargs):
     import inspect
 
     fwd = cls.forward
+    if cls._new_style:  # as PyTorch: bind to forward's signature and fill in its defaults
+        try:
+            bound = inspect.signature(fwd).bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{cls.__name__}.apply(): {e}") from None
+        bound.apply_defaults()
+        return tuple(bound.args) + tuple(bound.kwargs.values())
     params = list(inspect.signature(fwd).parameters)
     if not cls._new_style:
         params = params[1:]
