@@ -129,15 +129,20 @@ def _mgc_grade_cell(_mgc_nonce, _mgc_bundle, _mgc_spec):
                 check_error = f"the check raised {type(e).__name__}: {e}"
         mine = [r for r in results if r.exercise_id == _mgc_spec["id"]] or results
         passed = (bool(mine) and all(r.passed for r in mine)) if check_src else True
+        # partial credit: the share of the check's points earned (parts scored separately)
+        got, out_of = sum(r.points for r in mine), sum(r.max_points for r in mine)
+        fraction = (got / out_of) if (check_src and out_of) else (1.0 if passed else 0.0)
+        parts = [dict(p) for r in mine for p in r.as_dict().get("parts", [])]
         feedback = "\n".join(r.message for r in mine)
         if check_error:
-            passed, feedback = False, (feedback + "\n" if feedback else "") + check_error
+            passed, fraction, feedback = False, 0.0, (feedback + "\n" if feedback else "") + check_error
         if hidden_error:
-            passed = False
+            passed, fraction = False, 0.0
             feedback = (feedback + "\n" if feedback else "") + hidden_error
         elif hidden and passed:
             feedback += "\nhidden tests passed."
-        return {"passed": bool(passed), "tamper": False, "feedback": feedback.strip()}
+        return {"passed": bool(passed), "tamper": False, "feedback": feedback.strip(), "fraction": fraction,
+                "parts": parts}
     finally:
         for k in [k for k in sys.modules if k == "minigrad.course" or k.startswith("minigrad.course.")]:
             del sys.modules[k]
@@ -378,8 +383,11 @@ def run(spec: dict, emit) -> None:
         since[0] = len(notes)
         if not payload.get("passed") and recent:
             fb += "\n" + "\n".join(list(dict.fromkeys(recent))[-3:])
-        result(ex, float(ex["max_points"]) if payload.get("passed") else 0.0, fb.strip(),
-               tamper=bool(payload.get("tamper")))
+        frac = 1.0 if payload.get("passed") else 0.0
+        if not payload.get("tamper") and isinstance(payload.get("fraction"), (int, float)):
+            frac = min(1.0, max(0.0, float(payload["fraction"])))
+        parts = payload.get("parts") if isinstance(payload.get("parts"), list) else []
+        result(ex, float(ex["max_points"]) * frac, fb.strip(), tamper=bool(payload.get("tamper")), parts=parts)
         return "ok"
 
     restarts = 0

@@ -1,4 +1,4 @@
-"""The ``minigrad-course`` command: release the student edition, grade submissions."""
+"""The ``minigrad-course`` command: release the student edition, grade submissions, list the exercises."""
 from __future__ import annotations
 
 import argparse
@@ -8,39 +8,66 @@ import sys
 DESCRIPTION = """\
 Instructor tools for the course "Inside autograd.Function".
 
-  minigrad-course release --out DIR
+  minigrad-course release --out DIR [--chapters 3[,4...]] [--repository-url URL] [--no-site]
       Write the student edition into DIR: DIR/notebooks/*.ipynb (each solution replaced by
       `# YOUR CODE HERE` + `raise NotImplementedError()`, hidden tests and solution cells removed,
-      outputs cleared) and DIR/site/ (the student website, built with jupyter-book, with no
-      solutions at all; skip it with --no-site).
+      outputs cleared, each notebook's identity in its metadata), DIR/assignment.json (chapters,
+      exercise ids, points, release id) and DIR/site/ (the student website, with no solutions at
+      all; its launch buttons open --repository-url, or there are none; skip it with --no-site).
+      Without --chapters: the whole book.
 
-  minigrad-course grade SUBMISSIONS --out DIR [--timeout SECONDS] [--memory MB] [--jobs N]
-      SUBMISSIONS holds one folder per student with that student's notebooks under their
-      released names (e.g. SUBMISSIONS/alice/03_relu.ipynb). Each notebook runs in a fresh,
+  minigrad-course grade SUBMISSIONS --out DIR [--chapters 3 | --assignment FILE] [--roster CSV]
+                        [--timeout SECONDS] [--memory MB] [--jobs N]
+      SUBMISSIONS holds one folder per student (or Canvas's flat download). Notebooks are found by
+      the identity written at release, whatever they were renamed to. Each one runs in a fresh,
       sandboxed kernel in a temporary copy of the student's folder, with a time limit and a
-      memory limit; the hidden tests and checks are injected at run time. DIR receives
-      grades.csv and grades.json (student, notebook, exercise, points, max_points, feedback),
-      totals.csv and scores_by_exercise.png. Submissions are never modified.
+      memory limit; the hidden tests and checks are injected at run time. Only the assignment's
+      exercises are graded, out of its points (--chapters, or --assignment DIR/assignment.json;
+      neither: the whole book). DIR receives grades.csv, grades.json, totals.csv, canvas.csv,
+      moodle.csv, grading_log.txt and scores_by_exercise.png. Submissions are never modified.
+
+  minigrad-course catalogue [--write | --check]
+      Print the exercise catalogue (id, chapter, title, points, minutes, objective, graded), or
+      write it into book/instructor_guide.md, or check that the guide's copy is current.
 """
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="minigrad-course", description=DESCRIPTION,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="command", required=True, metavar="{release,grade}")
-    r = sub.add_parser("release", help="write the student edition (notebooks + website)",
-                       description="Write the student edition of the book into --out DIR: "
-                                   "DIR/notebooks/*.ipynb and, unless --no-site, the website in DIR/site/.")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{release,grade,catalogue}")
+    r = sub.add_parser("release", help="write the student edition (notebooks + website + assignment.json)",
+                       description="Write the student edition of the book (or of --chapters) into --out DIR: "
+                                   "DIR/notebooks/*.ipynb, DIR/assignment.json and, unless --no-site, the "
+                                   "website in DIR/site/.")
     r.add_argument("--out", required=True, metavar="DIR", help="output folder (created if missing)")
+    r.add_argument("--chapters", metavar="N[,M...]", help="release only these chapters, e.g. 3 or 3,4 or 3-5 "
+                   "(default: the whole book)")
+    r.add_argument("--title", help="the assignment's name (default: the chapter's title); it is the column "
+                   "name in the Canvas and Moodle files")
+    r.add_argument("--repository-url", metavar="URL", help="the student repository (where you publish DIR/book/): "
+                   "the site's launch and repository buttons point there. Without it the site has none.")
+    r.add_argument("--repository-branch", default="main", metavar="BRANCH",
+                   help="branch of --repository-url (default: main)")
     r.add_argument("--source", metavar="ROOT", help="the book's root folder (default: found from the current "
                    "folder; the one with _toc.yml and book/)")
     r.add_argument("--no-site", action="store_true", help="only the notebooks: skip the jupyter-book build")
     g = sub.add_parser("grade", help="grade a folder of submissions into a gradebook",
-                       description="Grade SUBMISSIONS (one folder per student, notebooks under their released "
-                                   "names) into --out DIR: grades.csv, grades.json, totals.csv, "
-                                   "scores_by_exercise.png.")
+                       description="Grade SUBMISSIONS (one folder per student, or Canvas's flat download) into "
+                                   "--out DIR: grades.csv, grades.json, totals.csv, canvas.csv, moodle.csv, "
+                                   "grading_log.txt, scores_by_exercise.png.")
     g.add_argument("submissions", metavar="SUBMISSIONS", help="folder with one sub-folder per student")
     g.add_argument("--out", required=True, metavar="DIR", help="where the gradebook is written")
+    which = g.add_mutually_exclusive_group()
+    which.add_argument("--chapters", metavar="N[,M...]", help="grade only these chapters' exercises, out of their "
+                       "points (default: the whole book)")
+    which.add_argument("--assignment", metavar="FILE", help="grade the assignment that release wrote "
+                       "(DIR/assignment.json): its exercises, out of its points")
+    g.add_argument("--roster", metavar="CSV", help="map submission folders to LMS identities: a CSV with a 'folder' "
+                   "column and Canvas (ID, SIS User ID, SIS Login ID, Section, Student) or Moodle (ID number, "
+                   "Username, Email address) columns")
+    g.add_argument("--lms-column", metavar="NAME", help="the assignment's column in canvas.csv and moodle.csv "
+                   "(default: the assignment's title)")
     g.add_argument("--timeout", type=float, default=120, metavar="SECONDS",
                    help="time limit per notebook, in seconds (default: 120)")
     g.add_argument("--memory", type=int, default=2048, metavar="MB",
@@ -49,21 +76,36 @@ def _parser() -> argparse.ArgumentParser:
                    help="notebooks graded in parallel (default: number of CPUs)")
     g.add_argument("--source", metavar="ROOT", help="the instructor's book root (default: found from the current "
                    "folder)")
+    c = sub.add_parser("catalogue", help="the table of every exercise (points, minutes, objective, graded)",
+                       description="Print the exercise catalogue generated from the exercise registry; --write "
+                                   "puts it into book/instructor_guide.md, --check fails if the guide's copy is stale.")
+    mode = c.add_mutually_exclusive_group()
+    mode.add_argument("--write", action="store_true", help="update the table in book/instructor_guide.md")
+    mode.add_argument("--check", action="store_true", help="exit 1 if book/instructor_guide.md's table is stale")
+    c.add_argument("--source", metavar="ROOT", help="the book's root folder (default: found from the current folder)")
     return p
 
 
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     try:
+        from .assignment import parse_chapters
+
         if args.command == "release":
             from .release import release
 
-            release(args.out, args.source, site=not args.no_site)
-        else:
+            release(args.out, args.source, site=not args.no_site, chapters=parse_chapters(args.chapters),
+                    repository_url=args.repository_url, repository_branch=args.repository_branch, title=args.title)
+        elif args.command == "grade":
             from .grade import grade
 
             grade(args.submissions, args.out, source=args.source, timeout=args.timeout,
-                  memory_mb=args.memory, jobs=args.jobs)
+                  memory_mb=args.memory, jobs=args.jobs, chapters=parse_chapters(args.chapters),
+                  assignment=args.assignment, roster=args.roster, lms_column=args.lms_column)
+        else:
+            from . import catalogue
+
+            return catalogue.main(args.source, write=args.write, check=args.check)
     except ImportError as e:
         print(f"minigrad-course: error: {e}. The course tools need the notebook stack: "
               "pip install nbformat nbclient ipykernel pyyaml matplotlib (and jupyter-book for the website).",

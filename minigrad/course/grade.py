@@ -10,9 +10,7 @@ histogram of the scores of each exercise (``scores_by_exercise.png``).
 """
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import json
 import os
 import shutil
@@ -28,10 +26,12 @@ from pathlib import Path
 
 import nbformat
 
+from . import assignment as assignment_mod
+from . import custom, gradebook
+from . import submissions as submissions_mod
 from .notebooks import parse_exercises
 from .release import book_notebooks, find_source_root
 
-FIELDS = ["student", "notebook", "exercise", "points", "max_points", "feedback"]
 FEEDBACK_CAP = 2000
 EXTRA_ENV = "MINIGRAD_COURSE_EXTRA_EXERCISES"
 
@@ -120,18 +120,6 @@ def _tree_hash(root: Path) -> dict:
     return out
 
 
-def _copy_regular(src: Path, dst: Path) -> None:
-    """Copy the student's folder: regular files and folders only (no symlinks, no special files)."""
-    dst.mkdir(parents=True, exist_ok=True)
-    for dirpath, dirnames, filenames in os.walk(src, followlinks=False):
-        rel = Path(dirpath).relative_to(src)
-        (dst / rel).mkdir(parents=True, exist_ok=True)
-        for name in filenames:
-            p = Path(dirpath) / name
-            if p.is_file() and not p.is_symlink():
-                shutil.copyfile(p, dst / rel / name)
-
-
 def _run_one(job: dict, timeout: float) -> list[dict]:
     """Run the runner subprocess for one notebook; returns its exercise events."""
     env = dict(os.environ, JUPYTER_RUNTIME_DIR=job["spec"]["runtime_dir"], PYTHONDONTWRITEBYTECODE="1")
@@ -166,21 +154,8 @@ def _run_one(job: dict, timeout: float) -> list[dict]:
     return events
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", newline="", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def grade(submissions, out, *, source=None, timeout: float = 120, memory_mb: int = 2048, jobs: int = 2,
-          log=print) -> list[dict]:
+          chapters=None, assignment=None, roster=None, lms_column=None, log=print) -> list[dict]:
     subs = Path(submissions).resolve()
     out = Path(out).resolve()
     if not subs.is_dir():
@@ -188,30 +163,33 @@ def grade(submissions, out, *, source=None, timeout: float = 120, memory_mb: int
     if out == subs or subs in out.parents:
         raise ValueError("--out must not be inside the submissions folder (submissions are never modified)")
     root = find_source_root(source)
+    roster_rows = gradebook.load_roster(roster)
+    chosen = assignment_mod.for_grading(root, chapters=chapters, assignment=assignment, log=log)
     out.mkdir(parents=True, exist_ok=True)
-    sources = load_sources(root)
-    bundle = course_bundle(_extra_dirs())
+    sources = assignment_mod.restrict(load_sources(root), chosen)
+    if not sources:
+        raise ValueError("nothing to grade: the assignment has no graded exercise")
+    bundle = course_bundle(_extra_dirs()) + custom.bundle(root)
     before = _tree_hash(subs)
-    students = sorted(p.name for p in subs.iterdir() if p.is_dir() and not p.name.startswith("."))
-    for p in sorted(subs.iterdir()):
-        if not p.is_dir():
-            log(f"warning: {p.name} is not a folder (one folder per student): ignored")
+    found = submissions_mod.scan(subs, [src.name for src in sources], release=chosen.release_id if chosen else None)
+    students = found.student_ids
     work_root = Path(tempfile.mkdtemp(prefix=".grading-", dir=out))
     deny = sorted({str(root / "book"), str(subs), str(out)})
     jobs_list, rows_by_key = [], {}
     for s in students:
         for src in sources:
             key = (s, src.name)
-            nb_path = subs / s / src.name
-            if not nb_path.is_file():
-                rows_by_key[key] = [_row(s, src.name, ex, 0.0, "notebook not submitted") for ex in src.exercises]
+            sub = found.get(s, src.name)
+            if sub.refused or sub.path is None:
+                why = sub.refused or "notebook not submitted"
+                rows_by_key[key] = [_row(s, src.name, ex, 0.0, why) for ex in src.exercises]
                 continue
             base = work_root / f"{len(jobs_list):04d}"
             work, runtime = base / "work", base / "runtime"
-            _copy_regular(subs / s, work)
+            nb_work = submissions_mod.prepare(sub, src.name, work)
             runtime.mkdir(parents=True)
             spec = {
-                "notebook": str(work / src.name), "workdir": str(work), "runtime_dir": str(runtime),
+                "notebook": str(nb_work), "workdir": str(work), "runtime_dir": str(runtime),
                 "timeout": timeout, "bundle": bundle,
                 "exercises": [{"id": e["id"], "max_points": e["max_points"], "cell_spec": e["cell_spec"]}
                               for e in src.exercises],
@@ -235,7 +213,7 @@ def grade(submissions, out, *, source=None, timeout: float = 120, memory_mb: int
                 rows.append(_row(s, nbname, ex, 0.0, why))
             else:
                 pts = min(float(e.get("points", 0.0)), ex["max_points"])
-                rows.append(_row(s, nbname, ex, pts, str(e.get("feedback", ""))))
+                rows.append(_row(s, nbname, ex, pts, str(e.get("feedback", "")), e.get("parts")))
         with lock:
             rows_by_key[job["key"]] = rows
             total = sum(r["points"] for r in rows)
@@ -260,7 +238,10 @@ def grade(submissions, out, *, source=None, timeout: float = 120, memory_mb: int
             rows.extend(rs)
     if changed:
         log(f"warning: files in the submissions folder changed during grading: {changed[:10]}")
-    write_gradebook(out, rows)
+    gradebook.write_gradebook(out, rows, title=lms_column or (chosen.title if chosen else "All chapters"),
+                              points=chosen.points if chosen else None, roster=roster_rows,
+                              lms_ids={st.id: st.lms_id for st in found.students if st.lms_id},
+                              log_lines=found.log, log=log)
     log(summary_table(rows))
     try:
         histogram(out / "scores_by_exercise.png", rows)
@@ -269,31 +250,10 @@ def grade(submissions, out, *, source=None, timeout: float = 120, memory_mb: int
     return rows
 
 
-def _row(student, notebook, ex, points, feedback) -> dict:
+def _row(student, notebook, ex, points, feedback, parts=None) -> dict:
     fb = feedback if len(feedback) <= FEEDBACK_CAP else feedback[:FEEDBACK_CAP] + " [...]"
     return {"student": student, "notebook": notebook, "exercise": ex["id"], "points": float(points),
-            "max_points": float(ex["max_points"]), "feedback": fb}
-
-
-def write_gradebook(out: Path, rows: list[dict]) -> None:
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=FIELDS)
-    w.writeheader()
-    for r in rows:
-        w.writerow({k: (f"{r[k]:g}" if isinstance(r[k], float) else r[k]) for k in FIELDS})
-    _atomic_write(out / "grades.csv", buf.getvalue())
-    _atomic_write(out / "grades.json", json.dumps(rows, indent=1, ensure_ascii=False) + "\n")
-    totals: dict = {}
-    for r in rows:
-        t = totals.setdefault(r["student"], [0.0, 0.0])
-        t[0] += r["points"]
-        t[1] += r["max_points"]
-    buf = io.StringIO()
-    w = csv.writer(buf)
-    w.writerow(["student", "points", "max_points", "percent"])
-    for s, (p, m) in totals.items():
-        w.writerow([s, f"{p:g}", f"{m:g}", f"{100 * p / m:.1f}" if m else "0.0"])
-    _atomic_write(out / "totals.csv", buf.getvalue())
+            "max_points": float(ex["max_points"]), "parts": gradebook.scale_parts(parts, ex), "feedback": fb}
 
 
 def summary_table(rows: list[dict]) -> str:

@@ -6,12 +6,14 @@ from minigrad.course import CheckFailed, exercise
 from minigrad.course.diagnose import diagnose_function
 
 
-@exercise("ch01-ex1", points=1, title="A tripling Function")
+@exercise("ch01-ex1", points=1, title="A tripling Function",
+          minutes=10, objective="write a Function's forward and backward and call it through apply")
 def _check_triple(Triple):
     return diagnose_function(Triple, lambda x: x * 3, inputs=[(3, 4)])
 
 
-@exercise("ch01-ex2", points=2, title="Scaling by a Python number")
+@exercise("ch01-ex2", points=2, title="Scaling by a Python number",
+          minutes=15, objective="take a non-tensor argument in forward and return None as its gradient")
 def _check_scale_by(ScaleBy, k=2.5):
     return diagnose_function(ScaleBy, lambda x, k: x * k, inputs=[(4, 3)], args=(k,), arg_names=["k"])
 
@@ -48,7 +50,8 @@ def _no_grad(x):
         return x * 2
 
 
-@exercise("ch01-ex3", points=2, title="Count the nodes of a graph")
+@exercise("ch01-ex3", points=2, title="Count the nodes of a graph",
+          minutes=25, objective="walk a graph through grad_fn and next_functions, counting shared nodes once")
 def _check_count_nodes(count_nodes):
     for what, t in _graphs():
         expected = _reference_count(t)
@@ -70,7 +73,8 @@ def _check_count_nodes(count_nodes):
     return "count_nodes gives the right counts on 5 graphs, including fan-out (a tensor used twice) and no graph."
 
 
-@exercise("ch01-ex4", points=3, title="Absolute value, kink included")
+@exercise("ch01-ex4", points=3, title="Absolute value, kink included",
+          minutes=20, objective="write a backward at a kink, choosing PyTorch's subgradient convention")
 def _check_abs(Abs):
     result = diagnose_function(Abs, lambda x: x.abs(), inputs=[(4, 5)], kinks=[0.0])
     if not result.passed:
