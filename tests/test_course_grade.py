@@ -108,14 +108,14 @@ def test_grade_end_to_end(tmp_path, monkeypatch):
     rows = grade(subs, out, source=FIXTURE, timeout=240, memory_mb=1024, jobs=2, log=logs.append)
 
     # ---- the gradebook files
-    assert sorted(p.name for p in out.iterdir()) == ["grades.csv", "grades.json", "scores_by_exercise.png",
-                                                      "totals.csv"]
+    assert sorted(p.name for p in out.iterdir()) == ["canvas.csv", "grades.csv", "grades.json", "grading_log.txt",
+                                                      "moodle.csv", "scores_by_exercise.png", "totals.csv"]
     assert (out / "scores_by_exercise.png").read_bytes()[:4] == b"\x89PNG"
     with open(out / "grades.csv", newline="") as f:
         csv_rows = list(csv.DictReader(f))
     assert json.loads((out / "grades.json").read_text()) == rows
     assert [r["student"] for r in csv_rows] == [r["student"] for r in rows]
-    assert set(csv_rows[0]) == {"student", "notebook", "exercise", "points", "max_points", "feedback"}
+    assert set(csv_rows[0]) == {"student", "notebook", "exercise", "points", "max_points", "parts", "feedback"}
     students = ["alice", "bob", "carol", "erin", "frank", "gina", "hank", "ivy", "jack", "kate", "leo", "mia"]
     assert [r["student"] for r in rows] == [s for s in students for _ in range(3)]
     got = {(r["student"], r["exercise"]): r for r in rows}

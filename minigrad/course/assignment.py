@@ -173,8 +173,8 @@ def build(root: str | os.PathLike, chapters: list[int] | None = None, *, title: 
     if title is None:
         if chapters is None:
             title = "All chapters"
-        elif len(notebooks) == 1 and notebooks[0]["title"]:
-            title = notebooks[0]["title"]
+        elif len(chapters) == 1 and len(notebooks) == 1 and notebooks[0]["title"]:
+            title = f"Chapter {chapters[0]}: " + re.sub(r"^\d+\.\s*", "", notebooks[0]["title"])
         else:
             title = ("Chapter " if len(chapters) == 1 else "Chapters ") + ", ".join(map(str, chapters))
     a = Assignment(title=title, chapters=chapters, notebooks=notebooks, exercises=exercises)

@@ -26,6 +26,10 @@ Instructor tools for the course "Inside autograd.Function".
       neither: the whole book). DIR receives grades.csv, grades.json, totals.csv, canvas.csv,
       moodle.csv, grading_log.txt and scores_by_exercise.png. Submissions are never modified.
 
+  minigrad-course new-exercise ID --title TITLE --answer NAME [--points P] [--minutes M]
+      Add an exercise of your own to the book repository: its check in course/checks/ID.py and
+      its cells (task, solution, check, hidden tests) in its chapter's notebook, to fill in.
+
   minigrad-course catalogue [--write | --check]
       Print the exercise catalogue (id, chapter, title, points, minutes, objective, graded), or
       write it into book/instructor_guide.md, or check that the guide's copy is current.
@@ -35,7 +39,7 @@ Instructor tools for the course "Inside autograd.Function".
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="minigrad-course", description=DESCRIPTION,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="command", required=True, metavar="{release,grade,catalogue}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{release,grade,new-exercise,catalogue}")
     r = sub.add_parser("release", help="write the student edition (notebooks + website + assignment.json)",
                        description="Write the student edition of the book (or of --chapters) into --out DIR: "
                                    "DIR/notebooks/*.ipynb, DIR/assignment.json and, unless --no-site, the "
@@ -76,6 +80,15 @@ def _parser() -> argparse.ArgumentParser:
                    help="notebooks graded in parallel (default: number of CPUs)")
     g.add_argument("--source", metavar="ROOT", help="the instructor's book root (default: found from the current "
                    "folder)")
+    n = sub.add_parser("new-exercise", help="add an exercise of your own (check file + notebook cells)",
+                       description="Write course/checks/<ID>.py and add the exercise's cells (task, solution, "
+                                   "check, hidden tests) to its chapter's notebook, each with a TODO to fill in.")
+    n.add_argument("id", metavar="ID", help="the exercise id, chNN-exK (e.g. ch03-ex4: Exercise 3.4)")
+    n.add_argument("--title", required=True, help="the exercise's title")
+    n.add_argument("--answer", required=True, metavar="NAME", help="the name the student defines (e.g. HardTanhFunction)")
+    n.add_argument("--points", type=float, default=1, help="points (default: 1)")
+    n.add_argument("--minutes", type=float, default=10, help="estimated minutes (default: 10)")
+    n.add_argument("--source", metavar="ROOT", help="the book's root folder (default: found from the current folder)")
     c = sub.add_parser("catalogue", help="the table of every exercise (points, minutes, objective, graded)",
                        description="Print the exercise catalogue generated from the exercise registry; --write "
                                    "puts it into book/instructor_guide.md, --check fails if the guide's copy is stale.")
@@ -102,6 +115,11 @@ def main(argv=None) -> int:
             grade(args.submissions, args.out, source=args.source, timeout=args.timeout,
                   memory_mb=args.memory, jobs=args.jobs, chapters=parse_chapters(args.chapters),
                   assignment=args.assignment, roster=args.roster, lms_column=args.lms_column)
+        elif args.command == "new-exercise":
+            from .scaffold import new_exercise
+
+            new_exercise(args.id, args.title, args.answer, points=args.points, minutes=args.minutes,
+                         source=args.source)
         else:
             from . import catalogue
 
@@ -111,7 +129,7 @@ def main(argv=None) -> int:
               "pip install nbformat nbclient ipykernel pyyaml matplotlib (and jupyter-book for the website).",
               file=sys.stderr)
         return 2
-    except (FileNotFoundError, ValueError, RuntimeError) as e:
+    except (OSError, ValueError, RuntimeError) as e:
         print(f"minigrad-course: error: {e}", file=sys.stderr)
         return 2
     return 0

@@ -88,7 +88,7 @@ def notebook_identity(path: Path) -> dict:
     """The identity ``release`` wrote into a student notebook's metadata ({} if none or unreadable)."""
     try:
         with open(path, "rb") as f:
-            nb = json.loads(f.read(NOTEBOOK_SIZE_LIMIT_MB * 2**20 + 1).decode("utf-8"))
+            nb = json.loads(f.read(int(NOTEBOOK_SIZE_LIMIT_MB * 2**20) + 1).decode("utf-8"))
         meta = nb.get("metadata", {}).get(META_KEY, {})
         return meta if isinstance(meta, dict) else {}
     except (OSError, ValueError, AttributeError):
