@@ -433,3 +433,24 @@ def test_public_site_downloads_have_no_hidden_tests():
     assert len(nbs) >= 5
     for p in nbs:
         assert "BEGIN HIDDEN TESTS" not in p.read_text(), p
+
+
+def test_hidden_tests_per_part_and_the_verdict():
+    src = "x = 1\n# part: forward\nassert x == 1\n#part: backward\nassert x == 2, 'sign'\n"
+    assert course.hidden_sections(src) == [(None, "x = 1"), ("forward", "assert x == 1"),
+                                           ("backward", "assert x == 2, 'sign'")]
+    assert course.hidden_sections("### only\n") == [(None, "### only")]
+    r = course.CheckResult(True, "m", 3.0, 3.0, "ch90-ex9", "t", parts=[
+        {"name": "forward", "passed": True, "points": 1.0, "max_points": 1.0, "message": ""},
+        {"name": "backward", "passed": True, "points": 2.0, "max_points": 2.0, "message": ""}])
+    v = course.grade_verdict([r], [])
+    assert v == {"passed": True, "fraction": 1.0, "parts": r.parts}
+    v = course.grade_verdict([r], [("backward", "a hidden test failed: sign")])
+    assert not v["passed"] and v["fraction"] == pytest.approx(1 / 3)
+    assert v["parts"][1] == {"name": "backward", "passed": False, "points": 0.0, "max_points": 2.0,
+                             "message": "a hidden test failed: sign"}
+    assert course.grade_verdict([r], [(None, "setup failed")])["fraction"] == 0.0
+    plain = course.CheckResult(True, "m", 2.0, 2.0, "ch90-ex1", "t")
+    assert course.grade_verdict([plain], [])["fraction"] == 1.0
+    assert course.grade_verdict([plain], [(None, "x")]) == {"passed": False, "fraction": 0.0, "parts": []}
+    assert course.grade_verdict([], [], has_check=False)["fraction"] == 1.0

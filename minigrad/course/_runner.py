@@ -96,19 +96,22 @@ def _mgc_grade_cell(_mgc_nonce, _mgc_bundle, _mgc_spec):
             sys.modules[name] = mod
             exec(compile(src, mod.__file__, "exec"), mod.__dict__)
         course = sys.modules["minigrad.course"]
-        # ---- hidden tests, in a copy of the student's namespace
+        # ---- hidden tests, in a copy of the student's namespace (sections per part: partial credit)
         hidden = _mgc_spec.get("hidden")
-        hidden_error = None
+        hidden_failures = []
         if hidden:
             ns = dict(user_ns)
-            try:
-                exec(compile(hidden, "<hidden tests>", "exec"), ns)
-            except AssertionError as e:
-                hidden_error = "a hidden test failed" + (f": {e}" if str(e) else "")
-            except NotImplementedError:
-                hidden_error = "a hidden test failed: the solution is still the NotImplementedError stub"
-            except BaseException as e:
-                hidden_error = f"a hidden test raised {type(e).__name__}: {e}"
+            for where, code in course.hidden_sections(hidden):
+                try:
+                    exec(compile(code, "<hidden tests>", "exec"), ns)
+                except AssertionError as e:
+                    hidden_failures.append((where, "a hidden test failed" + (f": {e}" if str(e) else "")))
+                except NotImplementedError:
+                    hidden_failures.append((where, "a hidden test failed: the solution is still the "
+                                                   "NotImplementedError stub"))
+                except BaseException as e:
+                    hidden_failures.append((where, f"a hidden test raised {type(e).__name__}: {e}"))
+        hidden_error = "\n".join(dict.fromkeys(m for _, m in hidden_failures)) or None
         # ---- the instructor's check cell, with the fresh check
         results = []
         def fresh_check(eid, answer=None, **kw):
@@ -128,16 +131,13 @@ def _mgc_grade_cell(_mgc_nonce, _mgc_bundle, _mgc_spec):
             except BaseException as e:
                 check_error = f"the check raised {type(e).__name__}: {e}"
         mine = [r for r in results if r.exercise_id == _mgc_spec["id"]] or results
-        passed = (bool(mine) and all(r.passed for r in mine)) if check_src else True
-        # partial credit: the share of the check's points earned (parts scored separately)
-        got, out_of = sum(r.points for r in mine), sum(r.max_points for r in mine)
-        fraction = (got / out_of) if (check_src and out_of) else (1.0 if passed else 0.0)
-        parts = [dict(p) for r in mine for p in r.as_dict().get("parts", [])]
+        # partial credit: the share of the points earned (parts scored separately, hidden tests per part)
+        verdict = course.grade_verdict(mine, hidden_failures, has_check=bool(check_src))
+        passed, fraction, parts = verdict["passed"], verdict["fraction"], verdict["parts"]
         feedback = "\n".join(r.message for r in mine)
         if check_error:
             passed, fraction, feedback = False, 0.0, (feedback + "\n" if feedback else "") + check_error
         if hidden_error:
-            passed, fraction = False, 0.0
             feedback = (feedback + "\n" if feedback else "") + hidden_error
         elif hidden and passed:
             feedback += "\nhidden tests passed."
