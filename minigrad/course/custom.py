@@ -6,8 +6,8 @@ add exercises or replace ("re-point") registered ones: same id, new check, point
 
 Who finds the folder:
 - the learner's ``check()``: ``course/checks/`` in the current folder (a notebook's kernel
-  starts in the notebook's folder) or in one of its parents, or the folders listed in
-  ``MINIGRAD_COURSE_CHECKS`` (os.pathsep-separated);
+  starts in the notebook's folder) or in its parent (``book/`` sits next to ``course/``), or
+  the folders listed in ``MINIGRAD_COURSE_CHECKS`` (os.pathsep-separated);
 - ``minigrad-course grade`` and ``release``: ``<book root>/course/checks/``. The grader never
   looks in the student's folder: a check shipped with a submission is ignored.
 
@@ -23,7 +23,10 @@ from pathlib import Path
 
 CHECKS_DIR = Path("course") / "checks"
 ENV = "MINIGRAD_COURSE_CHECKS"
-MODULE_PREFIX = "minigrad.course.exercises.book_"
+# Loaded for check(): a namespace of their own, outside ``minigrad`` (whose functions the grader
+# watches for monkeypatching). In the grader's fresh copy: next to the package's chapter modules.
+MODULE_PREFIX = "minigrad_course_checks."
+BUNDLE_PREFIX = "minigrad.course.exercises.book_"
 
 load_errors: dict[str, str] = {}   # file -> "ErrorType: message" (an error in one file spares the others)
 _loaded: dict[str, float] = {}     # file -> mtime when loaded (a changed file is loaded again)
@@ -37,17 +40,17 @@ def check_files(folder: str | os.PathLike) -> list[Path]:
     return sorted(p for p in folder.glob("*.py") if not p.name.startswith(("_", ".")) and p.is_file())
 
 
-def module_name(path: str | os.PathLike) -> str:
+def module_name(path: str | os.PathLike, prefix: str = MODULE_PREFIX) -> str:
     stem = Path(path).stem
-    return MODULE_PREFIX + "".join(c if c.isalnum() or c == "_" else "_" for c in stem)
+    return prefix + "".join(c if c.isalnum() or c == "_" else "_" for c in stem)
 
 
 def discover(start: str | os.PathLike | None = None) -> list[Path]:
-    """The check folders a learner's ``check()`` uses: the environment's, then the nearest
-    ``course/checks/`` from ``start`` (default: the current folder) upwards."""
+    """The check folders a learner's ``check()`` uses: the environment's, then ``course/checks/``
+    in ``start`` (default: the current folder) or else in its parent."""
     found = [Path(p) for p in os.environ.get(ENV, "").split(os.pathsep) if p and Path(p).is_dir()]
     here = Path(start or os.getcwd()).resolve()
-    for d in (here, *here.parents):
+    for d in (here, here.parent):
         if (d / CHECKS_DIR).is_dir():
             found.append(d / CHECKS_DIR)
             break
@@ -88,4 +91,5 @@ def load_discovered(start: str | os.PathLike | None = None) -> None:
 def bundle(root: str | os.PathLike) -> list:
     """The book's check files as (module name, (source, is_package)) pairs: the grader runs them
     after the package's own checks, from this text (never from a file the student can reach)."""
-    return [(module_name(p), (p.read_text(encoding="utf-8"), False)) for p in check_files(book_checks_dir(root))]
+    return [(module_name(p, BUNDLE_PREFIX), (p.read_text(encoding="utf-8"), False))
+            for p in check_files(book_checks_dir(root))]
