@@ -55,8 +55,8 @@ def test_a_new_chapter_is_picked_up(tmp_path):
     rows = {r["id"]: r for r in catalogue.entries(tmp_path)}
     assert rows["ch07-ex1"]["graded"] == "no (in no notebook)" and rows["ch07-ex2"]["graded"] == "no (practice)"
     table = catalogue.render(list(rows.values()))
-    assert "| `ch07-ex1` (Exercise 7.1) | 7 | Double backward (course/checks) | 3 (first 1, second 2) | 30 |" in table
-    assert "| 7 | 2 | 0 | 35 |" in table  # chapter 7: two exercises, no graded point yet, 35 minutes
+    assert "| 7.1 `ch07-ex1` | Double backward (course/checks) | 3 (first 1, second 2) | 30 |" in table
+    assert "**Chapter 7**: 2 exercises, 0 graded points, about 35 minutes." in table
 
 
 def test_catalogue_command_checks_and_writes(tmp_path):

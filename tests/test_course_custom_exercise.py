@@ -93,9 +93,9 @@ def test_add_an_exercise_in_ten_minutes(tmp_path):
     catalogue_cmd, release_cmd, grade_cmd = commands(bash[1])
     _run(catalogue_cmd, repo)
     guide = (repo / "book" / "instructor_guide.md").read_text()
-    row = next(line for line in guide.splitlines() if line.startswith("| `ch03-ex4`"))
+    row = next(line for line in guide.splitlines() if line.startswith("| 3.4 `ch03-ex4`"))
     assert "Hard tanh (course/checks)" in row and "| 2 (forward 1, backward 1) | 15 |" in row and row.endswith("| yes |")
-    assert "| 3. ReLU as a custom Function | 4 | 9 |" in guide
+    assert "**Chapter 3. ReLU as a custom Function**: 4 exercises, 9 graded points, about 75 minutes." in guide
 
     _run(release_cmd, repo)
     rel = repo / "release"
@@ -120,8 +120,8 @@ def test_add_an_exercise_in_ten_minutes(tmp_path):
     full = fill_solutions(student, instructor)
     half = nbformat.from_dict(json.loads(json.dumps(full)))
     cell = next(c for c in half.cells if "class HardTanhFunction" in c.source)
-    cell.source = cell.source.replace("torch.where(inside, grad_output, torch.zeros_like(grad_output))",
-                                      "-grad_output")  # backward: wrong sign, no mask
+    body = cell.source[cell.source.index("return torch.where(inside"):cell.source.index("### END SOLUTION", -30)]
+    cell.source = cell.source.replace(body, "return -grad_output\n        ")  # backward: wrong sign, no mask
     for who, book in (("full", full), ("half", half)):
         (repo / "submissions" / who).mkdir(parents=True)
         nbformat.write(book, repo / "submissions" / who / "03_relu.ipynb")

@@ -110,25 +110,27 @@ def _cell(text: str) -> str:
 
 
 def render(rows: list[dict]) -> str:
-    """The catalogue as Markdown: a summary per chapter, then one row per exercise."""
-    lines = ["| Chapter | Exercises | Graded points | Minutes (estimated) |", "|---|---|---|---|"]
-    chapters = sorted({r["chapter"] for r in rows})
-    for ch in chapters:
+    """The catalogue as Markdown: per chapter, a line with its totals and a table of its exercises
+    (id, title, points, estimated minutes, learning objective, graded)."""
+    out = []
+    for ch in sorted({r["chapter"] for r in rows}):
         rs = [r for r in rows if r["chapter"] == ch]
         pts = sum(r["points"] for r in rs if r["graded"] == "yes")
         mins = sum(r["minutes"] for r in rs)
-        name = f"{ch}. {rs[0]['chapter_title']}" if rs[0]["chapter_title"] else str(ch)
-        lines.append(f"| {_cell(name)} | {len(rs)} | {pts:g} | {mins:g} |")
-    lines += ["", "| Id | Chapter | Title | Points | Minutes | Learning objective | Graded |",
-              "|---|---|---|---|---|---|---|"]
-    for r in rows:
-        pts = f"{r['points']:g}"
-        if r["parts"]:
-            pts += " (" + ", ".join(f"{k} {v:g}" for k, v in r["parts"].items()) + ")"
-        title = r["title"] + (" (course/checks)" if r["custom"] else "")
-        lines.append(f"| `{r['id']}` (Exercise {r['number']}) | {r['chapter']} | {_cell(title)} | {pts} | "
-                     f"{r['minutes']:g} | {_cell(r['objective'])} | {r['graded']} |")
-    return "\n".join(lines)
+        name = f"Chapter {ch}" + (f". {rs[0]['chapter_title']}" if rs[0]["chapter_title"] else "")
+        count = f"{len(rs)} exercise{'s' if len(rs) != 1 else ''}"
+        out += [f"**{_cell(name)}**: {count}, {pts:g} graded point{'s' if pts != 1 else ''}, "
+                f"about {mins:g} minutes.", "",
+                "| Exercise | Title | Points | Minutes | Learning objective | Graded |", "|---|---|---|---|---|---|"]
+        for r in rs:
+            pts_cell = f"{r['points']:g}"
+            if r["parts"]:
+                pts_cell += " (" + ", ".join(f"{k} {v:g}" for k, v in r["parts"].items()) + ")"
+            title = r["title"] + (" (course/checks)" if r["custom"] else "")
+            out.append(f"| {r['number']} `{r['id']}` | {_cell(title)} | {pts_cell} | {r['minutes']:g} | {_cell(r['objective'])} "
+                       f"| {r['graded']} |")
+        out.append("")
+    return "\n".join(out).rstrip()
 
 
 def block(rows: list[dict]) -> str:
