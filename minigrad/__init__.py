@@ -16,7 +16,7 @@ from ._factories import (allclose, arange, as_tensor, empty, empty_like, equal, 
                          is_tensor, isfinite, isnan, linspace, manual_seed, normal, numel, ones, ones_like, rand,
                          rand_like, randint, randn, randn_like, randperm, seed, tensor, zeros, zeros_like)
 from ._ops import (abs, add, amax, amin, argmax, argmin, broadcast_to, cat, clamp, clip, clone, concat, cos, cosh,  # noqa: A004
-                   cumsum, detach, div, dot, divide, exp, flatten, log, log1p, log_softmax, logsumexp, matmul, max, maximum, mean, min,
+                   cumsum, detach, div, dot, divide, erf, erfc, exp, flatten, log, log1p, log_softmax, logsumexp, matmul, max, maximum, mean, min,
                    minimum, mm, mul, multiply, narrow, neg, norm, permute, pow, relu, reshape, select, sigmoid, sign,
                    sin, sinh, softmax, sqrt, square, squeeze, stack, std, sub, subtract, sum, t, tanh, transpose,
                    true_divide, unsqueeze, var, where)

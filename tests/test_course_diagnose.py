@@ -171,7 +171,7 @@ def _demo(answer, expected=3):
 def test_check_prints_and_returns_result(capsys):
     res = check("ch90-ex1", 3)
     out = capsys.readouterr().out
-    assert out.startswith("✓ ch90-ex1 Demo exercise [2/2 points]")
+    assert out.startswith("✓ Exercise 90.1 (Demo exercise): 2/2 points")
     assert res.passed and res.points == 2 and res.max_points == 2 and "right." in res.message
     res = check("ch90-ex1", 4)
     out = capsys.readouterr().out

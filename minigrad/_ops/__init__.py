@@ -17,6 +17,7 @@ from .nn_ops import BCELoss, Linear, LogSoftmax, MSELoss, NLLLoss, Softmax
 from .pointwise import (Abs, Clamp, Cos, Cosh, Exp, Log, Log1p, Maximum, Minimum, Relu, Sigmoid, Sign, Sin, Sinh, Sqrt,
                         Tanh, Where, where)
 from .reduction import Amax, Amin, CumSum, Mean, MeanDim, Norm2, Sum, SumDim, argmax, argmin, max, min  # noqa: A004
+from .special import Erf, Erfc
 from .shape import (Cat, Copy, Expand, Fill, Index, IndexPut, Permute, Squeeze, SqueezeDim, Stack, Transpose,
                     Unsqueeze, View, _basic_index_cls, _convert_index, _size_args)
 from .shape import CopySlices, Select, Slice, ViewCopySlices, _is_basic, fit_value, replay_view
@@ -65,6 +66,7 @@ def _unary(cls):
 
 exp, log, log1p, sqrt, abs, sin, cos, tanh, sinh, cosh, sigmoid, relu, sign = (  # noqa: A001
     _unary(c) for c in (Exp, Log, Log1p, Sqrt, Abs, Sin, Cos, Tanh, Sinh, Cosh, Sigmoid, Relu, Sign))
+erf, erfc = _unary(Erf), _unary(Erfc)
 
 
 def clamp(a, min=None, max=None):  # noqa: A002
@@ -374,7 +376,7 @@ TENSOR_METHODS = {
     "transpose": transpose, "t": t, "permute": permute, "squeeze": squeeze, "unsqueeze": unsqueeze,
     "expand": expand, "expand_as": expand_as, "narrow": narrow, "select": select, "square": square,
     "rsqrt": rsqrt, "reciprocal": reciprocal, "norm": norm, "var": var, "std": std,
-    "logsumexp": logsumexp, "cumsum": cumsum, "dot": dot, "where": lambda self, cond, other: where(cond, self, other),
+    "logsumexp": logsumexp, "cumsum": cumsum, "erf": erf, "erfc": erfc, "dot": dot, "where": lambda self, cond, other: where(cond, self, other),
 }
 
 

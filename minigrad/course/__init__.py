@@ -36,9 +36,12 @@ import contextlib
 import importlib
 import re
 import sys
+import textwrap
 import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
+
+from .numbering import EXERCISE_ID, display_name, exercise_number, parse_id
 
 __all__ = ["check", "exercise", "part", "CheckResult", "CheckFailed", "registry", "get_exercise",
            "diagnose_function"]
@@ -87,9 +90,6 @@ class CheckResult:
                 "parts": [dict(p) for p in self.parts]}
 
 
-EXERCISE_ID = re.compile(r"ch(\d\d)-ex(\d+)")
-
-
 @dataclass
 class Exercise:
     id: str
@@ -104,13 +104,12 @@ class Exercise:
 
     @property
     def chapter(self) -> int:
-        return int(EXERCISE_ID.fullmatch(self.id).group(1))
+        return parse_id(self.id)[0]
 
     @property
     def number(self) -> str:
         """The number a learner sees: ``ch03-ex1`` is Exercise 3.1."""
-        m = EXERCISE_ID.fullmatch(self.id)
-        return f"{int(m.group(1))}.{int(m.group(2))}"
+        return exercise_number(self.id)
 
     def missing_metadata(self) -> list[str]:
         """The catalogue fields this registration does not declare yet."""
@@ -294,13 +293,14 @@ def run_check(exercise_id: str, answer: Any, **kw: Any) -> CheckResult:
         pts = sum(p["points"] for p in parts)
     else:
         pts = ex.points if passed else 0.0
-    head = f"{PASS_MARK if passed else FAIL_MARK} {ex.id} {ex.title}"
+    # the header names the exercise as the page does: "Exercise 3.1 (Leaky ReLU)" for ch03-ex1
+    head = f"{PASS_MARK if passed else FAIL_MARK} {display_name(ex.id)} ({ex.title}): {pts:g}/{ex.points:g} points"
     body = msg.strip()
     if parts:
         lines = [f"{PASS_MARK if p['passed'] else FAIL_MARK} {p['name']} [{p['points']:g}/{p['max_points']:g}]"
                  + (": " + p["message"].replace("\n", "\n  ") if p["message"] else "") for p in parts]
         body = "\n".join(lines + ([body] if body and passed else []))
-    message = f"{head} [{pts:g}/{ex.points:g} points]" + (f"\n{_indent(body)}" if body else "")
+    message = head + (f"\n{_indent(body)}" if body else "")
     return CheckResult(passed, message, pts, ex.points, ex.id, ex.title, details, parts)
 
 
@@ -351,8 +351,23 @@ def grade_verdict(results: list, hidden_failures: list, *, has_check: bool = Tru
     return {"passed": bool(passed), "fraction": float(fraction), "parts": parts}
 
 
+WIDTH = 79  # feedback lines wrap here: they must fit the book's text column and a notebook
+
+
 def _indent(text: str) -> str:
-    return "\n".join(("  " + line) if line else line for line in text.splitlines())
+    """Indent the feedback by two spaces and wrap long lines (continuations under their text)."""
+    out = []
+    for line in text.splitlines():
+        if not line:
+            out.append(line)
+            continue
+        line = "  " + line
+        lead = len(line) - len(line.lstrip())
+        hang = lead + (2 if line.lstrip().startswith("- ") else 0)
+        out.append(textwrap.fill(line.strip(), WIDTH, initial_indent=" " * lead, subsequent_indent=" " * hang,
+                                 break_long_words=False, break_on_hyphens=False)
+                   if len(line) > WIDTH else line)
+    return "\n".join(out)
 
 
 def check(exercise_id: str, answer: Any = None, **kw: Any) -> CheckResult:

@@ -19,7 +19,6 @@ from pathlib import Path
 
 FORMAT = "minigrad-course assignment 1"
 FILENAME = "assignment.json"
-_LEADING_NUMBER = re.compile(r"^(\d+)[_\-. ]")
 
 
 def parse_chapters(text: str | None) -> list[int] | None:
@@ -40,12 +39,13 @@ def parse_chapters(text: str | None) -> list[int] | None:
 
 
 def notebook_chapter(name: str, exercise_ids=()) -> int | None:
-    m = _LEADING_NUMBER.match(Path(name).name)
-    if m:
-        return int(m.group(1))
-    from . import EXERCISE_ID
+    """``03_relu.ipynb`` -> 3; a notebook named otherwise: the chapter of its exercise ids, if one."""
+    from .numbering import chapter_of_file, parse_id
 
-    chapters = {int(EXERCISE_ID.fullmatch(e).group(1)) for e in exercise_ids if EXERCISE_ID.fullmatch(e)}
+    chapter = chapter_of_file(Path(name).name)
+    if chapter is not None:
+        return chapter
+    chapters = {parse_id(e)[0] for e in exercise_ids if parse_id(e)}
     return chapters.pop() if len(chapters) == 1 else None
 
 

@@ -49,7 +49,8 @@ def _course_dir() -> Path:
 def course_bundle(extra_dirs=()) -> list:
     """Source text of minigrad.course (and its exercise modules) for the grading cell's fresh import."""
     d = _course_dir()
-    bundle = [("minigrad.course", ((d / "__init__.py").read_text(), True)),
+    bundle = [("minigrad.course.numbering", ((d / "numbering.py").read_text(), False)),  # imported by __init__
+              ("minigrad.course", ((d / "__init__.py").read_text(), True)),
               ("minigrad.course.diagnose", ((d / "diagnose.py").read_text(), False)),
               ("minigrad.course.exercises", ("import_errors = {}\n", True))]
     seen = set()

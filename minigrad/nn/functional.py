@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import warnings
 
-from .._ops import nn_ops, pointwise
+from .._ops import activation, loss, nn_ops, pointwise
 from .._tensor import Tensor
+from ..autograd.grad_mode import is_grad_enabled
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -128,3 +129,89 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     if reduction == "mean":
         return loss.mean()
     return loss.sum() if reduction == "sum" else loss
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noqa: A002
+                                     size_average=None, reduce=None, reduction: str = "mean",
+                                     pos_weight: Tensor | None = None) -> Tensor:
+    """Binary cross-entropy of logits ``input`` (sigmoid applied inside, stably) and targets in [0, 1].
+
+    ``weight`` rescales each element's loss (broadcast to the input's shape); ``pos_weight``
+    weighs the positive term, broadcast along the last dimension (one weight per class).
+    """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, "binary_cross_entropy_with_logits")
+    for name, t in (("weight", weight), ("pos_weight", pos_weight)):
+        if t is not None and t.requires_grad and is_grad_enabled():
+            raise RuntimeError(
+                f"The function 'binary_cross_entropy_with_logits' is not differentiable with respect to argument "
+                f"'{name}'. This input cannot have requires_grad True.\n{name} is a constant of the loss: pass "
+                f"{name}.detach()."
+            )
+    return loss.BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight, reduction)
+
+
+# --- activations ----------------------------------------------------------------------------
+def silu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """x * sigmoid(x)."""
+    return _activate(input, inplace, "silu", activation.Silu)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002
+    """x * Phi(x) (Phi: the standard normal CDF); ``approximate='tanh'`` for the tanh formula."""
+    return activation.Gelu.apply(input, approximate)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:  # noqa: A002
+    return _activate(input, inplace, "leaky_relu", activation.LeakyRelu, negative_slope)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
+    return _activate(input, inplace, "elu", activation.Elu, alpha, 1.0, 1.0)
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
+    if alpha == 0:
+        return activation.celu(input, alpha)  # raises
+    return _activate(input, inplace, "celu", activation.Celu, alpha, 1.0, 1.0 / alpha)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    return _activate(input, inplace, "selu", activation.Elu, activation._SELU_ALPHA, activation._SELU_SCALE, 1.0)
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:  # noqa: A002
+    """log(1 + exp(beta x)) / beta (linear where beta x > threshold)."""
+    return activation.Softplus.apply(input, beta, threshold)
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
+    if min_val > max_val:
+        return activation.hardtanh(input, min_val, max_val)  # raises
+    return _activate(input, inplace, "hardtanh", activation.Hardtanh, min_val, max_val)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def logsigmoid(input: Tensor) -> Tensor:  # noqa: A002
+    return activation.LogSigmoid.apply(input)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    return _activate(input, inplace, "mish", activation.Mish)
+
+
+def softsign(input: Tensor) -> Tensor:  # noqa: A002
+    return activation.softsign(input)
+
+
+def _activate(input: Tensor, inplace: bool, name: str, cls, *args) -> Tensor:  # noqa: A002
+    """``cls.apply(input, *args)``; with ``inplace=True`` the result is written into ``input`` and recorded as
+    an in-place operation (version counter, leaf checks), as ``F.relu(x, inplace=True)`` is."""
+    if not inplace:
+        return cls.apply(input, *args)
+    from .._ops import _run_inplace
+
+    return _run_inplace(input, cls, args, f"{name}_()")
