@@ -348,12 +348,12 @@ def test_partial_credit_scores_independent_parts():
     assert (r.passed, r.points, r.max_points) == (False, 1.0, 3.0)
     assert [(p["name"], p["points"], p["passed"]) for p in r.parts] == [("forward", 1.0, True), ("backward", 0.0, False)]
     assert r.as_dict()["parts"] == r.parts and r.as_dict()["points"] == 1.0
-    assert "[1/3 points]" in r.message and "✓ forward [1/1]: forward values match" in r.message
+    assert "Exercise 90.9 (Parts): 1/3 points" in r.message and "✓ forward [1/1]: forward values match" in r.message
     assert "✗ backward [0/2]: backward has the wrong sign" in r.message
     r = run_check("ch90-ex9", {"forward": "bad", "backward": "raise"})
     assert r.points == 0 and "ZeroDivisionError" in r.parts[1]["message"]
     r = run_check("ch90-ex9", {"forward": "ok", "backward": "ok"})
-    assert r.passed and r.points == 3 and r.message.startswith("✓ ch90-ex9 Parts [3/3 points]")
+    assert r.passed and r.points == 3 and r.message.startswith("✓ Exercise 90.9 (Parts): 3/3 points")
     r = run_check("ch90-ex9", None)  # the check itself fails before any part: every part fails with the reason
     assert r.points == 0 and all(p["message"] == "not checked: pass your answer" for p in r.parts)
 

@@ -86,7 +86,7 @@ def test_add_an_exercise_in_ten_minutes(tmp_path):
         if env_before is not None:
             os.environ["MINIGRAD_COURSE_EXTRA_EXERCISES"] = env_before
     out = "".join(o.get("text", "") for o in _cells_of(ran, "ch03-ex4")[3].outputs)
-    assert out.startswith("✓ ch03-ex4 Hard tanh [2/2 points]"), out
+    assert out.startswith("✓ Exercise 3.4 (Hard tanh): 2/2 points"), out
     assert "✓ forward [1/1]" in out and "✓ backward [1/1]" in out
 
     # 5. catalogue, release, grade
@@ -114,7 +114,7 @@ def test_add_an_exercise_in_ten_minutes(tmp_path):
                             "print(run_check('ch03-ex4', None).message.splitlines()[0])"],
                            cwd=rel / "notebooks", capture_output=True, text=True,
                            env={k: v for k, v in os.environ.items() if k != "MINIGRAD_COURSE_EXTRA_EXERCISES"})
-    assert probe.stdout.startswith("✗ ch03-ex4 Hard tanh [0/2 points]"), probe.stdout + probe.stderr
+    assert probe.stdout.startswith("✗ Exercise 3.4 (Hard tanh): 0/2 points"), probe.stdout + probe.stderr
 
     instructor = nbformat.read(nb_path, as_version=4)
     full = fill_solutions(student, instructor)
