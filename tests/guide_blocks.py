@@ -1,6 +1,10 @@
 """Reading the instructor guide as a reader would: its sections and code blocks, for the tests that
 follow it step by step (tests/test_instructor_guide.py, tests/test_course_custom_exercise.py)."""
+import os
 import re
+import shlex
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,3 +40,15 @@ def commands(block: Block) -> list[str]:
     """The shell commands of a bash block (continuation lines joined, comments dropped)."""
     text = re.sub(r"\\\n\s*", " ", block.body)
     return [line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith("#")]
+
+
+def run_command(cmd: str, cwd: Path) -> str:
+    """Run one of the guide's `minigrad-course` commands as a shell would (the installed console
+    script, on PATH next to this Python); fails with its output if it fails."""
+    argv = shlex.split(cmd)
+    assert argv[0] == "minigrad-course", cmd
+    env = dict(os.environ, PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
+    env.pop("MINIGRAD_COURSE_EXTRA_EXERCISES", None)
+    proc = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=1800)
+    assert proc.returncode == 0, f"{cmd}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    return proc.stdout

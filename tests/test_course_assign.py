@@ -454,3 +454,37 @@ def test_hidden_tests_per_part_and_the_verdict():
     assert course.grade_verdict([plain], [])["fraction"] == 1.0
     assert course.grade_verdict([plain], [(None, "x")]) == {"passed": False, "fraction": 0.0, "parts": []}
     assert course.grade_verdict([], [], has_check=False)["fraction"] == 1.0
+
+
+def test_cli_names_the_assignment_options():
+    import subprocess
+    import sys
+
+    def help_of(*cmd):
+        return subprocess.run([sys.executable, "-m", "minigrad.course.cli", *cmd, "--help"], capture_output=True,
+                              text=True, check=True).stdout
+
+    assert all(w in help_of("release") for w in ("--chapters", "--repository-url", "--title", "--no-site"))
+    assert all(w in help_of("grade") for w in ("--chapters", "--assignment", "--roster", "--lms-column"))
+    assert all(w in help_of("new-exercise") for w in ("--title", "--answer", "--points", "--minutes"))
+    assert "--write" in help_of("catalogue") and "--check" in help_of("catalogue")
+    both = subprocess.run([sys.executable, "-m", "minigrad.course.cli", "grade", "s", "--out", "o", "--chapters", "3",
+                           "--assignment", "a.json"], capture_output=True, text=True)
+    assert both.returncode == 2 and "not allowed with argument" in both.stderr
+    bad = subprocess.run([sys.executable, "-m", "minigrad.course.cli", "release", "--out", "o", "--chapters", "x",
+                          "--no-site"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "--chapters 'x'" in bad.stderr
+
+
+def test_new_exercise_refuses_what_would_break_the_book():
+    from minigrad.course.scaffold import new_exercise
+
+    with pytest.raises(ValueError, match="already has an exercise ch03-ex1"):
+        new_exercise("ch03-ex1", "Twice", "X", source=ROOT, log=lambda *a: None)
+    with pytest.raises(ValueError, match="'chNN-exK'"):
+        new_exercise("relu4", "X", "X", source=ROOT, log=lambda *a: None)
+    with pytest.raises(ValueError, match="--answer"):
+        new_exercise("ch03-ex9", "X", "not a name", source=ROOT, log=lambda *a: None)
+    with pytest.raises(FileNotFoundError, match="no notebook of chapter 42"):
+        new_exercise("ch42-ex1", "X", "X", source=ROOT, log=lambda *a: None)
+    assert not (ROOT / "course").exists()
