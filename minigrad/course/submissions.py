@@ -103,7 +103,7 @@ class _Matcher:
     def __init__(self, wanted: list[str], release: str | None, log: list):
         self.wanted, self.release, self.log = list(wanted), release, log
 
-    def match(self, path: Path, shown: str, label: str) -> tuple[str | None, str, str]:
+    def match(self, path: Path, shown: str) -> tuple[str | None, str, str]:
         """(released name or None, how, refusal) for one .ipynb file; ``shown`` names it in the log."""
         size = path.stat().st_size
         by_name = next((c for c in name_candidates(path.name) if c in self.wanted), None)
@@ -182,7 +182,7 @@ def _scan_folder(student: Student, subs: Path, matcher: _Matcher, log: list) -> 
                 continue
             if not f.endswith(".ipynb") or not p.is_file():
                 continue
-            name, how, refused = matcher.match(p, shown, student.id)
+            name, how, refused = matcher.match(p, shown)
             if name:
                 found.setdefault(name, []).append((p, how, refused, here, []))
     _pick(student, found, subs, log)
@@ -231,7 +231,7 @@ def scan(subs: str | os.PathLike, wanted: list[str], *, release: str | None = No
         found: dict[str, list] = {}
         for f, _ in renamed:
             if f.name.endswith(".ipynb"):
-                nb_name, how, refused = matcher.match(f, f.name, sid)
+                nb_name, how, refused = matcher.match(f, f.name)
                 if nb_name:
                     found.setdefault(nb_name, []).append((f, how, refused, None, renamed))
         _pick(st, found, subs, log)
