@@ -21,7 +21,7 @@ from ._ops import (abs, add, amax, amin, argmax, argmin, broadcast_to, cat, clam
                    sin, sinh, softmax, sqrt, square, squeeze, stack, std, sub, subtract, sum, t, tanh, transpose,
                    true_divide, unsqueeze, var, where)
 
-__version__ = "0.1.0"
+from ._version import __version__  # said in one place: minigrad/_version.py
 
 
 def _lazy(name):

@@ -4,7 +4,6 @@ import sys
 from pathlib import Path
 
 import nbformat
-import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -60,18 +59,4 @@ def test_notebook_without_outputs_is_named(tmp_path):
     assert len(errors) == 1 and "a.ipynb: code cell 0 has execution_count None" in errors[0]
 
 
-@pytest.mark.parametrize("nb_path", sorted((ROOT / "book").glob("*.ipynb")), ids=lambda p: p.name)
-def test_chapter_starts_with_install_cell(nb_path):
-    """First code cell installs minigrad when missing (Colab/Binder), harmless otherwise."""
-    nb = nbformat.read(nb_path, as_version=4)
-    first = next(c for c in nb.cells if c.cell_type == "code")
-    assert "import minigrad" in first.source and "%pip install" in first.source, (
-        f"{nb_path.name}: the first code cell must be the 'try: import minigrad / "
-        f"except ImportError: %pip install ...' cell (copy it from book/00_getting_started.ipynb)"
-    )
-    assert "except ImportError" in first.source, nb_path.name
-    import yaml
-    url = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"]
-    assert f"git+{url}" in first.source, (
-        f"{nb_path.name}: the install cell must use the repository URL of _config.yml ({url})"
-    )
+# Every notebook starts with the generated install cell: tests/test_packaging.py.

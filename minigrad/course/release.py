@@ -5,6 +5,8 @@ solution cells removed, outputs cleared, the notebook's identity in its metadata
 ``OUT/assignment.json`` (chapters, exercises, points, release id) and, unless ``site=False``, a
 student website: ``OUT/book/`` (a copy of the book configuration with a ``_toc.yml`` pointing at
 the student notebooks; the instructor guide is left out) built with jupyter-book into ``OUT/site/``.
+Next to the notebooks goes the engine's wheel (``OUT/notebooks/inside_autograd-*.whl``), which
+their first cell installs when minigrad is missing (no internet needed).
 """
 from __future__ import annotations
 
@@ -154,6 +156,7 @@ def release(out: str | os.PathLike, source: str | os.PathLike | None = None, *, 
     log(f"assignment {a.release_id}: {a.title}, {len(a.exercises)} graded exercise(s), {a.points:g} points "
         f"-> {out / assignment_mod.FILENAME}")
     result = {"notebooks": released, "notebooks_dir": str(nb_out), "site": None, "assignment": a.to_dict()}
+    result["wheel"] = _write_wheel(root, nb_out, log)
     if site:
         result["site"] = str(build_site(root, out, repository_url=repository_url,
                                         repository_branch=repository_branch, keep_link=keep, log=log))
@@ -249,3 +252,15 @@ def build_site(root: Path, out: Path, *, repository_url: str | None = None, repo
     shutil.copytree(html, site)
     log(f"student website: {site / 'index.html'}")
     return site
+
+
+# ---- the engine's wheel, next to the notebooks (their install cell uses it; see wheel.py) ----
+def _write_wheel(root: Path, nb_out: Path, log) -> str | None:
+    from .wheel import write_wheel
+
+    try:
+        return str(write_wheel(root, nb_out, log=log))
+    except RuntimeError as e:  # the notebooks are still released; students then need the package index
+        log(f"WARNING: {e}\nThe notebooks will install minigrad from the package index instead "
+            "(students need internet access).")
+        return None
