@@ -314,7 +314,7 @@ def test_gradebook_shows_parts(tmp_path):
     gradebook.write_gradebook(tmp_path, rows, log=lambda *a: None)
     got = list(csv.DictReader(open(tmp_path / "grades.csv", newline="")))
     assert got[0]["parts"] == "forward 1/1; backward 0/1" and got[0]["points"] == "1"
-    assert json.loads((tmp_path / "grades.json").read_text())[0]["parts"][1]["message"] == "sign"
+    assert json.loads((tmp_path / "grades.json").read_text())["rows"][0]["parts"][1]["message"] == "sign"
 
 
 # ------------------------------------------------------------------------- registry and partial credit
@@ -411,6 +411,39 @@ def test_book_checks_are_found_by_check_and_override(tmp_path, monkeypatch):
         custom.load_errors.clear()
 
 
+def test_the_grader_reads_the_book_checks_and_skips_practice_exercises(tmp_path):
+    """load_sources takes points and graded= from the book's course/checks/ (the grader's cwd is anywhere)."""
+    from minigrad.course.grade import load_sources
+
+    original = course.registry.get("ch03-ex2")
+    root = tmp_path / "course_repo"
+    (root / "book").mkdir(parents=True)
+    (root / "book" / "03_relu.ipynb").write_text((ROOT / "book" / "03_relu.ipynb").read_text())
+    (root / "course" / "checks").mkdir(parents=True)
+    (root / "course" / "checks" / "practice.py").write_text(
+        "from minigrad.course import exercise\n"
+        "@exercise('ch03-ex2', points=2, title='A one-byte mask', minutes=15, objective='o', graded=False)\n"
+        "def _(answer):\n    return True\n"
+        "@exercise('ch03-ex3', points=6, title='ReLU6, worth more', minutes=25, objective='o')\n"
+        "def _(answer):\n    return True\n")
+    original3 = course.registry.get("ch03-ex3")
+    try:
+        (src,) = load_sources(root)
+        assert [(e["id"], e["max_points"]) for e in src.exercises] == [("ch03-ex1", 2.0), ("ch03-ex3", 6.0)]
+    finally:
+        for key, ex in (("ch03-ex2", original), ("ch03-ex3", original3)):
+            if ex is not None:
+                course.registry[key] = ex
+
+
+def test_a_hostile_notebook_file_has_no_identity_and_does_not_stop_the_scan(tmp_path):
+    (tmp_path / "eve").mkdir()
+    (tmp_path / "eve" / "03_relu.ipynb").write_text("[" * 200_000 + "]" * 200_000)  # JSON too deep to parse
+    assert submissions.notebook_identity(tmp_path / "eve" / "03_relu.ipynb") == {}
+    found = submissions.scan(tmp_path, ["03_relu.ipynb"])
+    assert found.get("eve", "03_relu.ipynb").how == "file name"
+
+
 # ------------------------------------------------------------------------------ the public website
 def test_hidden_tests_are_stripped_from_downloadable_notebooks(tmp_path):
     import importlib.util
@@ -441,24 +474,55 @@ def test_public_site_downloads_have_no_hidden_tests():
 
 
 def test_hidden_tests_per_part_and_the_verdict():
-    src = "x = 1\n# part: forward\nassert x == 1\n#part: backward\nassert x == 2, 'sign'\n"
-    assert course.hidden_sections(src) == [(None, "x = 1"), ("forward", "assert x == 1"),
-                                           ("backward", "assert x == 2, 'sign'")]
-    assert course.hidden_sections("### only\n") == [(None, "### only")]
+    from minigrad.course import _extract
+    from minigrad.course._runner import check_parts, exercise_verdict
+
+    src = "x = 1\n# part: forward\nassert x == 1\n#part: backward\ny = 2\nassert x == 2, 'sign'\n"
+    assert [(s.number, s.part) for s in _extract.hidden_steps(src)] == [(0, None), (1, "forward"), (0, "backward"),
+                                                                       (2, "backward")]
+    assert [(s.number, s.part) for s in _extract.hidden_steps("### only\nassert True\n")] == [(1, None)]
     r = course.CheckResult(True, "m", 3.0, 3.0, "ch90-ex9", "t", parts=[
         {"name": "forward", "passed": True, "points": 1.0, "max_points": 1.0, "message": ""},
-        {"name": "backward", "passed": True, "points": 2.0, "max_points": 2.0, "message": ""}])
-    v = course.grade_verdict([r], [])
-    assert v == {"passed": True, "fraction": 1.0, "parts": r.parts}
-    v = course.grade_verdict([r], [("backward", "a hidden test failed: sign")])
-    assert not v["passed"] and v["fraction"] == pytest.approx(1 / 3)
-    assert v["parts"][1] == {"name": "backward", "passed": False, "points": 0.0, "max_points": 2.0,
-                             "message": "a hidden test failed: sign"}
-    assert course.grade_verdict([r], [(None, "setup failed")])["fraction"] == 0.0
-    plain = course.CheckResult(True, "m", 2.0, 2.0, "ch90-ex1", "t")
-    assert course.grade_verdict([plain], [])["fraction"] == 1.0
-    assert course.grade_verdict([plain], [(None, "x")]) == {"passed": False, "fraction": 0.0, "parts": []}
-    assert course.grade_verdict([], [], has_check=False)["fraction"] == 1.0
+        {"name": "backward", "passed": True, "points": 2.0, "max_points": 2.0, "message": ""}]).as_dict()
+    parts = check_parts([r])
+    assert parts == r["parts"]
+    check = {"results": [r], "error": None}
+    assert exercise_verdict(check, {"passed": True}, True, parts) == {"outcome": "passed", "parts": parts}
+    # a hidden test of the backward part costs that part only
+    failed = {"passed": False, "failures": [{"failed": 2, "kind": "sign", "part": "backward"}]}
+    v = exercise_verdict(check, failed, True, parts)
+    assert v["outcome"] == "partial" and [p["points"] for p in v["parts"]] == [1.0, 0.0]
+    assert parts[1]["points"] == 2.0  # the input is left as it was
+    # a failure outside the parts (set-up, or the checker died) costs the whole exercise
+    for whole in ({"passed": False, "failures": [{"failed": 0, "kind": "raised", "part": None}]},
+                  {"passed": False, "kind": "died"}):
+        v = exercise_verdict(check, whole, True, parts)
+        assert v["outcome"] == "failed" and [p["points"] for p in v["parts"]] == [0.0, 0.0]
+    # the check failed one part: the other keeps its points; without parts, a failed check is a 0
+    half = {**r, "passed": False, "points": 1.0, "parts": [dict(parts[0]), {**parts[1], "passed": False,
+                                                                             "points": 0.0}]}
+    v = exercise_verdict({"results": [half], "error": None}, {"passed": True}, True, check_parts([half]))
+    assert v["outcome"] == "partial" and [p["points"] for p in v["parts"]] == [1.0, 0.0]
+    plain = course.CheckResult(False, "m", 0.0, 2.0, "ch90-ex1", "t").as_dict()
+    assert exercise_verdict({"results": [plain], "error": None}, None, False, []) == {"outcome": "failed",
+                                                                                    "parts": []}
+    # a part's points never exceed its maximum, whatever the reply says
+    assert check_parts([{"parts": [{"name": "f", "points": 9, "max_points": 1, "passed": True}, "junk"]}]) == [
+        {"name": "f", "passed": True, "points": 1.0, "max_points": 1.0, "message": ""}]
+
+
+def test_partial_credit_becomes_points_in_the_gradebook():
+    from minigrad.course.grade import exercise_points
+
+    ex = {"id": "ch90-ex9", "max_points": 6.0, "registry_points": 3.0}  # released at twice the registry's points
+    parts = [{"name": "forward", "passed": True, "points": 1.0, "max_points": 1.0},
+             {"name": "backward", "passed": False, "points": 0.0, "max_points": 2.0}]
+    assert exercise_points(ex, {"outcome": "partial", "parts": parts}) == 2.0
+    assert exercise_points(ex, {"outcome": "partial", "parts": parts, "flagged": "tampering: x"}) == 0.0
+    assert exercise_points(ex, {"outcome": "failed", "parts": parts}) == 0.0
+    assert exercise_points(ex, {"outcome": "passed", "check": [{"points": 3.0, "max_points": 3.0}]}) == 6.0
+    assert exercise_points(ex, {"outcome": "passed"}) == 6.0  # hidden tests only
+    assert exercise_points(ex, {"outcome": "partial"}) == 0.0
 
 
 def test_cli_names_the_assignment_options():

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import re
 import sys
 import textwrap
 import traceback
@@ -304,54 +303,7 @@ def run_check(exercise_id: str, answer: Any, **kw: Any) -> CheckResult:
     return CheckResult(passed, message, pts, ex.points, ex.id, ex.title, details, parts)
 
 
-_PART_LINE = re.compile(r"^\s*#\s*part:\s*([\w-]+)\s*$")
-
-
-def hidden_sections(source: str) -> list[tuple[str | None, str]]:
-    """An exercise's hidden tests, cut at ``# part: NAME`` lines: [(part or None, code)].
-
-    Code before the first such line belongs to the whole exercise (a failure there costs every
-    part); a section after ``# part: backward`` costs only the backward part. Sections run in
-    order, in one namespace, so the first section can set up what the others test.
-    """
-    sections: list[tuple[str | None, list]] = [(None, [])]
-    for line in source.splitlines():
-        m = _PART_LINE.match(line)
-        if m:
-            sections.append((m.group(1), []))
-        else:
-            sections[-1][1].append(line)
-    return [(name, "\n".join(lines)) for name, lines in sections if "\n".join(lines).strip()]
-
-
-def grade_verdict(results: list, hidden_failures: list, *, has_check: bool = True) -> dict:
-    """The grader's verdict on one exercise, from its check results (``CheckResult``, as run by the
-    grader) and its failed hidden-test sections ``[(part or None, message)]``.
-
-    Returns {"passed", "fraction" (share of the exercise's points earned), "parts"}. A failed
-    section of a part zeroes that part; any other failure zeroes the exercise.
-    """
-    parts = [dict(p) for r in results for p in r.as_dict().get("parts", [])]
-    got, out_of = sum(r.points for r in results), sum(r.max_points for r in results)
-    passed = (bool(results) and all(r.passed for r in results)) if has_check else True
-    fraction = (got / out_of) if (has_check and out_of) else (1.0 if passed else 0.0)
-    names = {p["name"] for p in parts}
-    for where, message in hidden_failures:
-        passed = False
-        if where in names:
-            for p in parts:
-                if p["name"] == where:
-                    p["passed"], p["points"] = False, 0.0
-                    p["message"] = (p["message"] + "; " if p["message"] else "") + message
-        else:
-            fraction = 0.0
-    if parts and fraction > 0:
-        total = sum(p["max_points"] for p in parts)
-        fraction = sum(p["points"] for p in parts) / total if total else 0.0
-    return {"passed": bool(passed), "fraction": float(fraction), "parts": parts}
-
-
-WIDTH = 79  # feedback lines wrap here: they must fit the book's text column and a notebook
+WIDTH = 76  # feedback lines wrap here: they must fit the book's text column and a notebook
 
 
 def _indent(text: str) -> str:

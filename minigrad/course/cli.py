@@ -17,14 +17,17 @@ Instructor tools for the course "Inside autograd.Function".
       Without --chapters: the whole book.
 
   minigrad-course grade SUBMISSIONS --out DIR [--chapters 3 | --assignment FILE] [--roster CSV]
-                        [--timeout SECONDS] [--memory MB] [--jobs N]
+                        [--timeout SECONDS] [--memory MB] [--jobs N] [--no-sandbox]
       SUBMISSIONS holds one folder per student (or Canvas's flat download). Notebooks are found by
-      the identity written at release, whatever they were renamed to. Each one runs in a fresh,
-      sandboxed kernel in a temporary copy of the student's folder, with a time limit and a
-      memory limit; the hidden tests and checks are injected at run time. Only the assignment's
-      exercises are graded, out of its points (--chapters, or --assignment DIR/assignment.json;
-      neither: the whole book). DIR receives grades.csv, grades.json, totals.csv, canvas.csv,
-      moodle.csv, grading_log.txt and scores_by_exercise.png. Submissions are never modified.
+      the identity written at release, whatever they were renamed to. Each notebook is graded in
+      its own bubblewrap sandbox (install the package `bubblewrap`): a fresh kernel runs it with a
+      time limit and a memory limit, and a fresh checker process computes each exercise's verdict
+      (with partial credit for exercises in parts); the hidden tests and checks enter the sandbox
+      through a pipe. Only the assignment's exercises are graded, out of its points (--chapters,
+      or --assignment DIR/assignment.json; neither: the whole book). DIR receives grades.csv and
+      grades.json (student, notebook, exercise, points, max_points, parts, flagged, feedback),
+      totals.csv, canvas.csv, moodle.csv, grading_log.txt and scores_by_exercise.png.
+      Submissions are never modified.
 
   minigrad-course new-exercise ID --title TITLE --answer NAME [--points P] [--minutes M]
       Add an exercise of your own to the book repository: its check in course/checks/ID.py and
@@ -80,6 +83,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="notebooks graded in parallel (default: number of CPUs)")
     g.add_argument("--source", metavar="ROOT", help="the instructor's book root (default: found from the current "
                    "folder)")
+    g.add_argument("--no-sandbox", action="store_true",
+                   help="grade without bubblewrap (weaker in-process protections; recorded in grades.json): "
+                        "only for submissions you trust")
     n = sub.add_parser("new-exercise", help="add an exercise of your own (check file + notebook cells)",
                        description="Write course/checks/<ID>.py and add the exercise's cells (task, solution, "
                                    "check, hidden tests) to its chapter's notebook, each with a TODO to fill in.")
@@ -110,11 +116,16 @@ def main(argv=None) -> int:
             release(args.out, args.source, site=not args.no_site, chapters=parse_chapters(args.chapters),
                     repository_url=args.repository_url, repository_branch=args.repository_branch, title=args.title)
         elif args.command == "grade":
-            from .grade import grade
+            from .grade import GradingInterrupted, grade
 
-            grade(args.submissions, args.out, source=args.source, timeout=args.timeout,
-                  memory_mb=args.memory, jobs=args.jobs, chapters=parse_chapters(args.chapters),
-                  assignment=args.assignment, roster=args.roster, lms_column=args.lms_column)
+            try:
+                grade(args.submissions, args.out, source=args.source, timeout=args.timeout,
+                      memory_mb=args.memory, jobs=args.jobs, chapters=parse_chapters(args.chapters),
+                      assignment=args.assignment, roster=args.roster, lms_column=args.lms_column,
+                      sandbox=not args.no_sandbox)
+            except GradingInterrupted as e:
+                print(f"minigrad-course: {e}", file=sys.stderr)
+                return 128 + e.signum
         elif args.command == "new-exercise":
             from .scaffold import new_exercise
 

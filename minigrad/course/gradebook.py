@@ -2,7 +2,8 @@
 
 Into OUT:
 - ``grades.csv`` / ``grades.json``: one row per student, notebook and exercise (with the parts of
-  an exercise scored with partial credit);
+  an exercise scored with partial credit, and ``flagged``: why a row was zeroed for tampering);
+  ``grades.json`` is ``{"run": {sandbox, warnings}, "rows": [...]}``;
 - ``totals.csv``: one row per student, out of the assignment's points;
 - ``canvas.csv``: Canvas's gradebook-import format (Student, ID, SIS User ID, SIS Login ID,
   Section, then one column for the assignment, and the "Points Possible" row);
@@ -23,7 +24,7 @@ import os
 import tempfile
 from pathlib import Path
 
-FIELDS = ["student", "notebook", "exercise", "points", "max_points", "parts", "feedback"]
+FIELDS = ["student", "notebook", "exercise", "points", "max_points", "parts", "flagged", "feedback"]
 CANVAS_ID_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 MOODLE_ID_COLUMNS = ["ID number", "Username", "Email address"]
 ROSTER_KEY = "folder"
@@ -123,17 +124,20 @@ def totals(rows: list[dict]) -> dict[str, list]:
 
 
 def write_gradebook(out: Path, rows: list[dict], *, title: str = "minigrad-course", points: float | None = None,
-                    lms_ids: dict | None = None, roster: dict | None = None, log_lines=(), log=print) -> None:
+                    lms_ids: dict | None = None, roster: dict | None = None, log_lines=(), run: dict | None = None,
+                    log=print) -> None:
     """Write every gradebook file into ``out`` (each atomically). ``points``: the assignment's total
     (default: the sum of each student's max points); ``lms_ids``: student -> an LMS user id known
-    from the submission itself (Canvas's flat file names)."""
+    from the submission itself (Canvas's flat file names); ``run``: how the run was isolated
+    (``sandbox``, ``warnings``), recorded in grades.json."""
     out = Path(out)
     roster = roster or {}
     lms_ids = lms_ids or {}
     csv_rows = [[r["student"], r["notebook"], r["exercise"], r["points"], r["max_points"],
-                 parts_text(r.get("parts", [])), r["feedback"]] for r in rows]
+                 parts_text(r.get("parts", [])), r.get("flagged", ""), r["feedback"]] for r in rows]
     atomic_write(out / "grades.csv", _csv_text(FIELDS, csv_rows))
-    atomic_write(out / "grades.json", json.dumps(rows, indent=1, ensure_ascii=False) + "\n")
+    atomic_write(out / "grades.json", json.dumps({"run": run or {}, "rows": rows}, indent=1, ensure_ascii=False)
+                 + "\n")
     tot = totals(rows)
     atomic_write(out / "totals.csv", _csv_text(["student", "points", "max_points", "percent"],
                                                [[s, p, m, f"{100 * p / m:.1f}" if m else "0.0"]

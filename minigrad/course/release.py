@@ -200,9 +200,10 @@ def build_site(root: Path, out: Path, *, repository_url: str | None = None, repo
     if src.exists():
         shutil.rmtree(src)
     src.mkdir(parents=True)
-    if (root / "requirements.txt").exists():
-        shutil.copy2(root / "requirements.txt", src / "requirements.txt")
-    for d in ("_assets", "_ext", "_theme"):
+    for name in ("requirements.txt", "nbval_sanitize.cfg"):  # the cfg: _ext/machine_paths.py
+        if (root / name).exists():
+            shutil.copy2(root / name, src / name)
+    for d in ("_assets", "_ext", "_theme"):  # _theme: the course CSS and JS (accessibility fixes)
         if (root / d).is_dir():
             shutil.copytree(root / d, src / d)
     book_src = root / "book"

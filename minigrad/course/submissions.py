@@ -91,7 +91,7 @@ def notebook_identity(path: Path) -> dict:
             nb = json.loads(f.read(int(NOTEBOOK_SIZE_LIMIT_MB * 2**20) + 1).decode("utf-8"))
         meta = nb.get("metadata", {}).get(META_KEY, {})
         return meta if isinstance(meta, dict) else {}
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, RecursionError):  # a hostile file: no identity, no crash
         return {}
 
 
