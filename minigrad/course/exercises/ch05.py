@@ -106,7 +106,8 @@ _HINTS = {
 }
 
 
-@exercise("ch05-ex1", points=2, title="Read the reports")
+@exercise("ch05-ex1", points=2, title="Read the reports",
+          minutes=15, objective="tell from a gradcheck report whether backward or the test is wrong, and how")
 def _check_reports(diagnosis: Any):
     if not isinstance(diagnosis, dict):
         raise CheckFailed(f"diagnosis must be a dict such as {{'A': 1, 'B': 2, 'C': 3, 'D': 4}}, "
@@ -162,7 +163,8 @@ def _run32(fn, settings) -> tuple[bool, str]:
             return False, str(err).splitlines()[0]
 
 
-@exercise("ch05-ex2", points=2, title="gradcheck for a float32-only Function")
+@exercise("ch05-ex2", points=2, title="gradcheck for a float32-only Function",
+          minutes=15, objective="choose gradcheck's eps and tolerances for a float32-only Function")
 def _check_float32(settings: Any):
     if not isinstance(settings, dict):
         raise CheckFailed(f"FLOAT32_SETTINGS must be a dict like dict(eps=..., atol=..., rtol=...), "
@@ -241,7 +243,8 @@ def _my_gradcheck_cases():
     ]
 
 
-@exercise("ch05-ex3", points=3, title="Your own gradcheck")
+@exercise("ch05-ex3", points=3, title="Your own gradcheck",
+          minutes=30, objective="build gradcheck: numerical and analytical Jacobians, and its acceptance rule")
 def _check_my_gradcheck(my_gradcheck: Any):
     if not callable(my_gradcheck):
         raise CheckFailed(f"my_gradcheck must be a function, got a {type(my_gradcheck).__name__}.")
