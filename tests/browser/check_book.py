@@ -580,6 +580,7 @@ def main(argv=None) -> int:
 
             ctx.route("**/*", on_route)
             page = ctx.new_page()
+            page.set_default_timeout(TIMEOUT_MS)  # a full-page screenshot on a busy machine takes > 30 s
             page.on("response", on_response)
             page.on("requestfailed", on_failed)
             console_errors: list[str] = []
