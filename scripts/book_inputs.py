@@ -2,7 +2,8 @@
 """What the website is built from, and how much of it a build must redo.
 
     python scripts/book_inputs.py decide    # prints: none | pages | full
-    python scripts/book_inputs.py record    # after a successful build: remember its inputs
+    python scripts/book_inputs.py snapshot  # before a build: the inputs it builds from
+    python scripts/book_inputs.py record [SITE PAGES]  # after a successful build: remember them
 
 scripts/build_book.sh asks before building:
 
@@ -58,14 +59,22 @@ def decide(root: Path = ROOT) -> str:
     return "none" if recorded[1] == pages else "pages"
 
 
-def record(root: Path = ROOT) -> None:
-    (root / "_build" / "html" / ".build-inputs").write_text(" ".join(current(root)) + "\n")
+def snapshot(root: Path = ROOT) -> str:
+    """The inputs as they are now: taken BEFORE a build, so that a file edited during the build
+    makes the next build redo it (recording after the build would mark the edit as built)."""
+    return " ".join(current(root))
+
+
+def record(root: Path = ROOT, inputs: str | None = None) -> None:
+    (root / "_build" / "html" / ".build-inputs").write_text((inputs or snapshot(root)) + "\n")
 
 
 if __name__ == "__main__":
     if sys.argv[1:] == ["decide"]:
         print(decide())
-    elif sys.argv[1:] == ["record"]:
-        record()
+    elif sys.argv[1:] == ["snapshot"]:
+        print(snapshot())
+    elif sys.argv[1:2] == ["record"] and len(sys.argv) in (2, 4):
+        record(inputs=" ".join(sys.argv[2:]) or None)
     else:
         sys.exit(__doc__)

@@ -39,6 +39,7 @@ if [ "$mode" = none ]; then
 fi
 
 rm -f _build/html/.build-ok _build/html/.build-inputs
+inputs=$(.venv/bin/python scripts/book_inputs.py snapshot)  # before the build: edits made during it count
 start=$(date +%s)
 if [ "$mode" = full ]; then
   echo "build_book.sh: building every page"
@@ -54,7 +55,7 @@ if ! .venv/bin/jupyter-book build . -W -n --keep-going ${args[@]+"${args[@]}"}; 
   exit 1
 fi
 touch _build/html/.build-ok
-.venv/bin/python scripts/book_inputs.py record
+.venv/bin/python scripts/book_inputs.py record $inputs
 cat <<MSG
 
 Book built in $(( $(date +%s) - start )) s. Open it:

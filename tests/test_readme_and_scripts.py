@@ -66,6 +66,15 @@ def test_a_build_redoes_only_what_changed(tmp_path):
     assert book_inputs.decide(root) == "full"
 
 
+def test_a_page_edited_during_a_build_is_rebuilt_next_time(tmp_path):
+    root = _site(tmp_path)
+    (root / "_build/html/.build-ok").touch()
+    before = book_inputs.snapshot(root)                  # build_book.sh takes it before building
+    (root / "book/01_x.ipynb").write_text("edited while the build ran")
+    book_inputs.record(root, before)                     # ... and records it once the build succeeded
+    assert book_inputs.decide(root) == "pages"
+
+
 def test_build_script_uses_the_decision_and_stays_strict():
     script = (ROOT / "scripts" / "build_book.sh").read_text()
     assert "book_inputs.py decide" in script and "book_inputs.py record" in script
