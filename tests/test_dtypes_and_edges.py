@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from optable import check_error_matches_torch
+from optable import Row, check_error_matches_torch, check_gradcheck, check_gradgradcheck, check_oracle, params
 
 import minigrad
 
@@ -136,3 +136,45 @@ ERRORS = [
 @pytest.mark.parametrize("source", ERRORS)
 def test_errors_match_torch(source):
     check_error_matches_torch(source)
+
+
+# --- p-norms other than 2 (p = inf was silently wrong: (|x| ** inf).sum() ** 0 = 1) ---------------------------------
+def Fn(T):
+    return T.nn.functional
+
+
+NORM_ROWS = [
+    Row("norm-inf", lambda T, x: x.norm(float("inf")), [("d", (3, 4))]),
+    Row("norm-inf-dim", lambda T, x: T.norm(x, p=float("inf"), dim=1, keepdim=True), [("d", (3, 4))]),
+    Row("norm-neg-inf-dim", lambda T, x: x.norm(float("-inf"), dim=0), [("d", (3, 4))]),
+    Row("norm-1", lambda T, x: x.norm(1, dim=1), [("a", (3, 4))]),
+    Row("norm-3", lambda T, x: x.norm(3), [("a", (3, 4))]),
+    Row("norm-fro-dims", lambda T, x: x.norm("fro", dim=(0, 2)), [("n", (2, 3, 4))]),
+    Row("normalize-inf", lambda T, x: Fn(T).normalize(x, p=float("inf"), dim=1), [("d", (3, 4))]),
+]
+
+
+@pytest.mark.parametrize("row", params(NORM_ROWS, "grad"))
+def test_norm_gradcheck(row):
+    check_gradcheck(row)
+
+
+@pytest.mark.parametrize("row", params(NORM_ROWS, "gradgrad"))
+def test_norm_gradgradcheck(row):
+    check_gradgradcheck(row)
+
+
+@pytest.mark.parametrize("row", params(NORM_ROWS, "oracle"))
+def test_norm_matches_torch(row):
+    check_oracle(row)
+
+
+def test_norm_values():
+    x = minigrad.tensor([[3.0, -4.0, 0.0], [1.0, 1.0, -1.0]])
+    assert x.norm(float("inf")).item() == 4.0 and x.norm(float("-inf"), dim=1).tolist() == [0.0, 1.0]
+    assert x.norm(0, dim=1).tolist() == [2.0, 3.0] and x.norm(1).item() == 10.0
+    assert minigrad.nn.functional.normalize(x, p=float("inf")).tolist()[0] == [0.75, -1.0, 0.0]
+    with pytest.raises(RuntimeError, match="^linalg.vector_norm: Expected a floating point or complex tensor"):
+        minigrad.tensor([1, 2]).norm()
+    with pytest.raises(NotImplementedError, match="p='nuc'"):
+        x.norm("nuc")

@@ -239,10 +239,26 @@ def square(a):
 
 
 
-def norm(a, p=2, dim=None, keepdim=False):
-    if p != 2:
-        return (a.abs() ** p).sum(dim, keepdim) ** (1.0 / p)
-    return Norm2.apply(a, dim, keepdim)
+def norm(a, p="fro", dim=None, keepdim=False, dtype=None):
+    """The vector p-norm over ``dim`` (all elements if None): p = 2 / "fro", inf, -inf, 0 or any other number."""
+    if a._data.dtype.kind != "f":
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+                           f"{_TORCH_TYPE[a._data.dtype.name]}\nnorm: convert first, e.g. x.float().norm().")
+    if dtype is not None:
+        a = a.to(dtype)
+    if p == "fro" or p == 2:
+        return Norm2.apply(a, dim, keepdim)
+    if isinstance(p, str):
+        raise NotImplementedError(f"minigrad's norm takes p = 'fro' or a number, got p={p!r}\n"
+                                  "For matrix norms such as 'nuc', use numpy.linalg.norm on t.detach().numpy().")
+    if p == float("inf"):
+        return a.abs().amax(dim, keepdim)
+    if p == float("-inf"):
+        return a.abs().amin(dim, keepdim)
+    if p == 0:  # the number of nonzero entries; its gradient is 0, as in PyTorch
+        return (a * 0).sum(dim, keepdim) + _wrap((a._data != 0).sum(axis=_axes(dim, a._data.ndim, "norm"),
+                                                                      keepdims=keepdim).astype(a._data.dtype))
+    return (a.abs() ** p).sum(dim, keepdim) ** (1.0 / p)
 
 
 def var(a, dim=None, unbiased=True, keepdim=False, correction=None, *, _name="var"):
