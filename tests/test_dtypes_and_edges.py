@@ -138,12 +138,12 @@ def test_errors_match_torch(source):
     check_error_matches_torch(source)
 
 
-# --- p-norms other than 2 (p = inf was silently wrong: (|x| ** inf).sum() ** 0 = 1) ---------------------------------
+# --- p-norms other than 2 (p = inf was silently wrong: (|x| ** inf).sum() ** 0 = 1), and more rows ----------------
 def Fn(T):
     return T.nn.functional
 
 
-NORM_ROWS = [
+ROWS = [
     Row("norm-inf", lambda T, x: x.norm(float("inf")), [("d", (3, 4))]),
     Row("norm-inf-dim", lambda T, x: T.norm(x, p=float("inf"), dim=1, keepdim=True), [("d", (3, 4))]),
     Row("norm-neg-inf-dim", lambda T, x: x.norm(float("-inf"), dim=0), [("d", (3, 4))]),
@@ -151,21 +151,26 @@ NORM_ROWS = [
     Row("norm-3", lambda T, x: x.norm(3), [("a", (3, 4))]),
     Row("norm-fro-dims", lambda T, x: x.norm("fro", dim=(0, 2)), [("n", (2, 3, 4))]),
     Row("normalize-inf", lambda T, x: Fn(T).normalize(x, p=float("inf"), dim=1), [("d", (3, 4))]),
+    # names of issue 12 whose oracle comparison lived only in the random-graph test
+    Row("log1p", lambda T, x: T.log1p(x), [("p", (3, 4))]),
+    Row("in-place-log", lambda T, x: (x * 1).log_() * 2, [("p", (3, 4))]),
+    Row("maximum-int-operand", lambda T, x: T.maximum(x, T.tensor([0, 1, -1, 2])), [("a", (3, 4))]),
+    Row("cat-legacy-empty", lambda T, x, e: T.cat([e, x, e * 2]) * 2, [("n", (2, 3)), ("n", (0,))]),
 ]
 
 
-@pytest.mark.parametrize("row", params(NORM_ROWS, "grad"))
-def test_norm_gradcheck(row):
+@pytest.mark.parametrize("row", params(ROWS, "grad"))
+def test_gradcheck(row):
     check_gradcheck(row)
 
 
-@pytest.mark.parametrize("row", params(NORM_ROWS, "gradgrad"))
-def test_norm_gradgradcheck(row):
+@pytest.mark.parametrize("row", params(ROWS, "gradgrad"))
+def test_gradgradcheck(row):
     check_gradgradcheck(row)
 
 
-@pytest.mark.parametrize("row", params(NORM_ROWS, "oracle"))
-def test_norm_matches_torch(row):
+@pytest.mark.parametrize("row", params(ROWS, "oracle"))
+def test_matches_torch(row):
     check_oracle(row)
 
 
