@@ -183,3 +183,48 @@ def test_norm_values():
         minigrad.tensor([1, 2]).norm()
     with pytest.raises(NotImplementedError, match="p='nuc'"):
         x.norm("nuc")
+
+
+# --- // and % (Tensor had neither) -------------------------------------------------------------------------------
+OPERATORS = ["torch.tensor([5, -3]) // 2", "7 // torch.tensor([2, 3])", "torch.tensor([5.0, -3.0]) // 2",
+             "torch.tensor([5, -3]) % 2", "7 % torch.tensor([2, -3])", "torch.tensor([5.0, -3.0]) % 1.5",
+             "torch.tensor([5.0, -3.0], requires_grad=True) % 2", "2.5 % torch.tensor([5.0, -3.0], requires_grad=True)",
+             "torch.tensor([5, -3]) // torch.tensor([2.0, 2.0])"]
+
+
+def test_floor_division_and_modulo_operators():
+    x = minigrad.tensor([5.0, -3.0], requires_grad=True)
+    assert (x // 2).tolist() == [2.0, -2.0] and (7 // minigrad.tensor([2, 3])).tolist() == [3, 2]
+    y = x % 2
+    assert y.tolist() == [1.0, 1.0] and y.grad_fn.name() == "RemainderBackward0"
+    y.sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0]
+    i = minigrad.tensor([5, 7])
+    i //= 2
+    assert i.tolist() == [2, 3] and i.dtype == minigrad.int64
+
+
+@pytest.mark.parametrize("source", OPERATORS)
+def test_operators_match_torch(source):
+    torch = pytest.importorskip("torch")
+    mine, theirs = eval(source, {"torch": minigrad}), eval(source, {"torch": torch})
+    assert repr(mine) == repr(theirs)
+
+
+@pytest.mark.parametrize("source", ["torch.where(torch.tensor([True, False]), torch.tensor([1, 2]), torch.tensor([0.5, 1.5]))",
+                                    "torch.where(torch.tensor([True, False]), torch.tensor([1, 2]), 2.5)",
+                                    "torch.where(torch.tensor([True, False]), 1.0, 0.0)",
+                                    "torch.where(torch.tensor([True, False]), 1, 0)",
+                                    "torch.where(torch.tensor([True, False]), torch.tensor([0.5, 1.5]), 2)"])
+def test_where_promotes_as_torch(source):
+    torch = pytest.importorskip("torch")
+    assert repr(eval(source, {"torch": minigrad})) == repr(eval(source, {"torch": torch}))
+
+
+def test_where_of_int_and_float_is_float32_and_differentiable():
+    f = minigrad.tensor([0.5, 1.5], requires_grad=True)
+    y = minigrad.where(minigrad.tensor([True, False]), minigrad.tensor([1, 2]), f)
+    assert y.dtype == minigrad.float32 and y.tolist() == [1.0, 1.5]
+    y.sum().backward()
+    assert f.grad.tolist() == [0.0, 1.0]
+    assert minigrad.where(minigrad.tensor([True]), 1.0, 0.0).dtype == minigrad.float32

@@ -692,6 +692,12 @@ def _install_methods() -> None:
     for name, fn in TENSOR_METHODS.items():
         setattr(Tensor, name, fn)
 
+    # ``//`` and ``%``: floor_divide (no gradient, as PyTorch's) and remainder (Python's sign convention)
+    Tensor.__floordiv__ = lambda self, other: floor_divide(self, other)
+    Tensor.__rfloordiv__ = lambda self, other: floor_divide(el.operand(other, self), self)
+    Tensor.__mod__ = lambda self, other: el.remainder(self, other)
+    Tensor.__rmod__ = lambda self, other: el.remainder(other, self)
+
     def view_as(self, other):
         return View.apply(self, other._data.shape)
 

@@ -362,15 +362,21 @@ class Where(Function):
 
 
 def where(cond, a, b) -> Tensor:
-    """Elementwise ``a if cond else b`` (a and b may be tensors or numbers)."""
+    """Elementwise ``a if cond else b`` (a and b may be tensors or numbers), in PyTorch's promoted dtype."""
+    from .elementwise import operand
+    from .shape import cat_dtype
+
     if not isinstance(cond, Tensor):
         cond = Tensor._wrap(np.asarray(cond))
     if cond._data.dtype != np.bool_:
         cond = Tensor._wrap(cond._data.astype(bool))
-    ref = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
-    dt = ref._data.dtype if ref is not None else np.result_type(a, b)
-    if not isinstance(a, Tensor):
-        a = Tensor._wrap(np.asarray(a, dtype=dt))
-    if not isinstance(b, Tensor):
-        b = Tensor._wrap(np.asarray(b, dtype=dt))
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):  # two numbers: float -> the default dtype
+        kind = np.result_type(a, b).kind
+        a = Tensor._wrap(np.asarray(a, dtype=_dtype._default[0].np_dtype if kind == "f" else None))
+    a = operand(a, b)  # a number next to a tensor takes the dtype PyTorch gives it (operand: tensors pass through)
+    b = operand(b, a)
+    if a._data.dtype != b._data.dtype:
+        dt = cat_dtype([a._data.dtype, b._data.dtype])
+        a = a if a._data.dtype == dt else a.to(_dtype.from_numpy_dtype(dt))
+        b = b if b._data.dtype == dt else b.to(_dtype.from_numpy_dtype(dt))
     return Where.apply(cond, a, b)
