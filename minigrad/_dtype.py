@@ -129,7 +129,9 @@ class iinfo:
         if not isinstance(type, dtype) or type.is_floating_point:
             raise TypeError(f"torch.iinfo() requires an integer input type. Use torch.finfo to handle "
                             f"'torch.iinfo'\ngot {type!r}.")
-        info = np.iinfo(np.uint8 if type.np_dtype == np.bool_ else type.np_dtype)
+        if type.np_dtype == np.bool_:
+            raise TypeError("torch.bool is not supported by torch.iinfo\nbool holds False and True only.")
+        info = np.iinfo(type.np_dtype)
         self.dtype = type.name
         self.bits = builtins.int(info.bits)
         self.max = builtins.int(info.max)

@@ -403,13 +403,23 @@ def _fill_random(t: Tensor, values: np.ndarray, what: str) -> Tensor:
     return _ops._run_inplace(t, _ops.Copy, (Tensor._wrap(values.astype(t._data.dtype, copy=False)),), f"{what}()")
 
 
+def _floating_fill(t: Tensor, kernel: str, what: str) -> None:
+    if t._data.dtype.kind != "f":
+        from ._ops.reduction import _TORCH_TYPE
+
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_TORCH_TYPE[t._data.dtype.name]}\'\n{what}() '
+                                  f"draws real numbers: fill a floating tensor (this one is {t.dtype}).")
+
+
 def _uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
     """Fill with samples of U(a, b) (in place)."""
+    _floating_fill(self, "check_uniform_bounds", "uniform_")
     return _fill_random(self, _rng[0].uniform(a, b, self._data.shape), "uniform_")
 
 
 def _normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
     """Fill with samples of N(mean, std^2) (in place)."""
+    _floating_fill(self, "normal_kernel_cpu", "normal_")
     return _fill_random(self, _rng[0].normal(mean, std, self._data.shape), "normal_")
 
 

@@ -160,7 +160,8 @@ def tensor_repr(t) -> str:
     if arr.size and dt is not _dtype._default[0] and dt is not _dtype.int64 and dt is not _dtype.bool:
         suffixes.append(f"dtype={dt!r}")
     if t.grad_fn is not None:
-        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
+        # PyTorch prints the node's class name: torch::autograd::NotImplemented's is NotImplemented
+        suffixes.append(f"grad_fn=<{t.grad_fn.name().rpartition('::')[2]}>")
     elif t._rg:
         suffixes.append("requires_grad=True")
     return _add_suffixes(prefix + body, suffixes, indent)

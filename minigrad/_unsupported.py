@@ -22,7 +22,9 @@ _NUMPY_LINALG = ("minigrad.linalg has inv, det, solve, norm and cross; for decom
                  "t.detach().numpy() (not differentiable).")
 _LR = ("minigrad.optim has no learning-rate schedulers: set it yourself between epochs, "
        "e.g. for g in optimizer.param_groups: g['lr'] *= 0.1.")
-_OPTIM = "minigrad.optim has SGD and Adam (AdamW: Adam with weight_decay applied to the weights)."
+_OPTIM = "minigrad.optim has SGD and Adam."
+_ADAMW = ("minigrad.optim has SGD and Adam; AdamW is Adam with decoupled weight decay: use Adam(weight_decay=0) and "
+          "multiply the weights by (1 - lr * wd) under no_grad before each step.")
 
 SUBSTITUTES = {
     "autocast": "minigrad computes in the tensors' own dtype (no mixed precision): drop the autocast block.",
@@ -67,7 +69,7 @@ SUBSTITUTES = {
     "nn.SmoothL1Loss": "write it with where: d = (x - y).abs(); where(d < 1, 0.5 * d * d, d - 0.5).mean().",
     "nn.HuberLoss": "write it with where: d = (x - y).abs(); where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)).",
     "nn.KLDivLoss": "write it with minigrad ops: (target * (target.log() - input)).sum() / batch_size.",
-    "optim.lr_scheduler": _LR, "optim.AdamW": _OPTIM, "optim.RMSprop": _OPTIM, "optim.Adagrad": _OPTIM,
+    "optim.lr_scheduler": _LR, "optim.AdamW": _ADAMW, "optim.RMSprop": _OPTIM, "optim.Adagrad": _OPTIM,
     "optim.LBFGS": _OPTIM, "optim.Adadelta": _OPTIM,
     "autograd.functional": ("minigrad has no autograd.functional: build a Jacobian row by row with "
                             "minigrad.autograd.grad(y[i], x, retain_graph=True)."),

@@ -11,16 +11,8 @@ from ._tensor import Tensor
 
 
 def vector_norm(x: Tensor, ord: float = 2, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A002
-    """(sum |x|^ord)^(1/ord) over ``dim`` (all elements by default); ord inf / -inf: max / min of |x|."""
-    if dtype is not None:
-        x = x.to(dtype)
-    if ord == float("inf"):
-        return x.abs().amax(dim, keepdim)
-    if ord == float("-inf"):
-        return x.abs().amin(dim, keepdim)
-    if ord == 0:
-        return (x != 0).to(x.dtype).sum(dim, keepdim)
-    return x.norm(ord, dim, keepdim)
+    """(sum |x|^ord)^(1/ord) over ``dim`` (all elements by default); ord inf / -inf: max / min of |x|; 0: count."""
+    return x.norm(ord, dim, keepdim, dtype=dtype)
 
 
 def matrix_norm(a: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False) -> Tensor:  # noqa: A002

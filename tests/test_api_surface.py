@@ -182,14 +182,21 @@ def test_inference_mode():
     (lambda: F.conv2d, "minigrad does not implement torch.nn.functional.conv2d (PyTorch API)", "convolution"),
     (lambda: minigrad.ones(1).pin_memory, "minigrad does not implement torch.Tensor.pin_memory (PyTorch API)", "CPU"),
     (lambda: minigrad.complex64, "minigrad does not implement torch.complex64 (PyTorch API)", "real"),
-    (lambda: minigrad.optim.AdamW, "module 'minigrad.optim' has no attribute 'AdamW'", None),
+    (lambda: minigrad.optim.AdamW, "minigrad does not implement torch.optim.AdamW (PyTorch API)", "decoupled"),
+    (lambda: minigrad.optim.lr_scheduler, "minigrad does not implement torch.optim.lr_scheduler (PyTorch API)",
+     "param_groups"),
+    (lambda: minigrad.optim.Adma, "module 'minigrad.optim' has no attribute 'Adma'", "Did you mean: 'Adam'?"),
+    (lambda: nn.init.orthogonal_, "minigrad does not implement torch.nn.init.orthogonal_ (PyTorch API)", None),
+    (lambda: nn.init.xavier_unifrom_, "module 'minigrad.nn.init' has no attribute 'xavier_unifrom_'",
+     "Did you mean: 'xavier_uniform_'"),
     (lambda: minigrad.linalg.svd, "minigrad does not implement torch.linalg.svd (PyTorch API)", "numpy.linalg"),
     (lambda: minigrad.autograd.functional, "minigrad does not implement torch.autograd.functional (PyTorch API)",
      "row by row"),
     (lambda: minigrad.tensr, "module 'minigrad' has no attribute 'tensr'", "Did you mean: 'tensor'?"),
     (lambda: nn.Linaer, "module 'minigrad.nn' has no attribute 'Linaer'", "Did you mean: 'Linear'?"),
     (lambda: minigrad.ones(1).sume, "'Tensor' object has no attribute 'sume'", None),  # (Python suggests 'sum')
-], ids=["conv2d", "nn.Conv2d", "nn.LSTM", "F.conv2d", "pin_memory", "complex64", "optim.AdamW", "linalg.svd",
+], ids=["conv2d", "nn.Conv2d", "nn.LSTM", "F.conv2d", "pin_memory", "complex64", "optim.AdamW", "lr_scheduler",
+        "optim-typo", "init.orthogonal_", "init-typo", "linalg.svd",
         "autograd.functional", "typo", "nn-typo", "tensor-typo"])
 def test_missing_names_say_what_is_missing(get, first, second):
     with pytest.raises(AttributeError) as ei:

@@ -14,12 +14,13 @@ from ..autograd._builtin import _apply_first
 from ..autograd.grad_mode import _GradMode
 from .arithmetic import (Add, AddScalar, Clone, Div, DivScalar, Mul, MulScalar, Neg, Pow, PowScalar, RDivScalar,
                          RPowScalar, RSubScalar, Sub, SubScalar, ToDtype)
+from .arithmetic import _binary as _arith_binary
 from .linalg import Dot, MatMul, dot, matmul, mm
 from .nn_ops import BCELoss, Linear, LogSoftmax, MSELoss, NLLLoss, Softmax
 from .pointwise import (Abs, Clamp, Cos, Cosh, Exp, Log, Log1p, Maximum, Minimum, Relu, Sigmoid, Sign, Sin, Sinh, Sqrt,
                         Tanh, Where, where)
 from .. import _dtype as _dt
-from .reduction import _axes, _kept_shape
+from .reduction import _TORCH_TYPE, _axes, _kept_shape
 from .reduction import Amax, Amin, CumSum, Mean, MeanDim, Norm2, Sum, SumDim, argmax, argmin, max, min  # noqa: A004
 from . import elementwise as el
 from .special import Erf, Erfc
@@ -238,10 +239,26 @@ def square(a):
 
 
 
-def norm(a, p=2, dim=None, keepdim=False):
-    if p != 2:
-        return (a.abs() ** p).sum(dim, keepdim) ** (1.0 / p)
-    return Norm2.apply(a, dim, keepdim)
+def norm(a, p="fro", dim=None, keepdim=False, dtype=None):
+    """The vector p-norm over ``dim`` (all elements if None): p = 2 / "fro", inf, -inf, 0 or any other number."""
+    if a._data.dtype.kind != "f":
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+                           f"{_TORCH_TYPE[a._data.dtype.name]}\nnorm: convert first, e.g. x.float().norm().")
+    if dtype is not None:
+        a = a.to(dtype)
+    if p == "fro" or p == 2:
+        return Norm2.apply(a, dim, keepdim)
+    if isinstance(p, str):
+        raise NotImplementedError(f"minigrad's norm takes p = 'fro' or a number, got p={p!r}\n"
+                                  "For matrix norms such as 'nuc', use numpy.linalg.norm on t.detach().numpy().")
+    if p == float("inf"):
+        return a.abs().amax(dim, keepdim)
+    if p == float("-inf"):
+        return a.abs().amin(dim, keepdim)
+    if p == 0:  # the number of nonzero entries; its gradient is 0, as in PyTorch
+        return (a * 0).sum(dim, keepdim) + _wrap((a._data != 0).sum(axis=_axes(dim, a._data.ndim, "norm"),
+                                                                      keepdims=keepdim).astype(a._data.dtype))
+    return (a.abs() ** p).sum(dim, keepdim) ** (1.0 / p)
 
 
 def var(a, dim=None, unbiased=True, keepdim=False, correction=None, *, _name="var"):
@@ -345,8 +362,8 @@ def _run_inplace(a: Tensor, fn_cls, args: tuple, what: str) -> Tensor:
         np.copyto(a._data, out._data, casting="same_kind")
     except TypeError:
         raise RuntimeError(
-            f"result type {out.dtype.name.capitalize()} can't be cast to the desired output type "
-            f"{a.dtype.name.capitalize()}\n{what}: an in-place result must keep the tensor's dtype ({a.dtype})."
+            f"result type {_TORCH_TYPE[out.dtype.name]} can't be cast to the desired output type "
+            f"{_TORCH_TYPE[a.dtype.name]}\n{what}: an in-place result must keep the tensor's dtype ({a.dtype})."
         ) from None
     except ValueError:
         raise RuntimeError(
@@ -467,17 +484,18 @@ def float_power(a, b):
 
 def floor_divide(a, b):
     """Rounding toward minus infinity (PyTorch >= 1.13); no gradient (PyTorch's is not implemented either)."""
-    x = a._data if isinstance(a, Tensor) else np.asarray(a)
-    y = b._data if isinstance(b, Tensor) else b
-    return _wrap(np.asarray(np.floor_divide(x, y)))
+    a = _t(a)
+    return _arith_binary("floor_divide", np.floor_divide, a, el.operand(b, a))  # PyTorch's dtype promotion
 
 
 def xlogy(a, b):
     """a * log(b), with 0 where a == 0 (even where b is 0 or nan is not involved)."""
     b = b if isinstance(b, Tensor) else el.operand(b, a)
-    zero = _wrap(np.zeros((), np.result_type(a._data.dtype, b._data.dtype)))
+    if a._data.dtype.kind != "f" and b._data.dtype.kind != "f":  # integers: the default float, as PyTorch
+        a = a.to(_dt.get_default_dtype())
     safe_b = where(a == 0, 1.0, b)
-    return where(a == 0, zero, a * safe_b.log())
+    out = a * safe_b.log()
+    return where(a == 0, _wrap(np.zeros((), out._data.dtype)), out)
 
 
 def diff(a, n: int = 1, dim: int = -1, prepend=None, append=None):
@@ -673,6 +691,12 @@ _INPLACE_WITH_ARGS = {"pow": _pow_, "round": _round_, "clamp_min": _clamp_min_, 
 def _install_methods() -> None:
     for name, fn in TENSOR_METHODS.items():
         setattr(Tensor, name, fn)
+
+    # ``//`` and ``%``: floor_divide (no gradient, as PyTorch's) and remainder (Python's sign convention)
+    Tensor.__floordiv__ = lambda self, other: floor_divide(self, other)
+    Tensor.__rfloordiv__ = lambda self, other: floor_divide(el.operand(other, self), self)
+    Tensor.__mod__ = lambda self, other: el.remainder(self, other)
+    Tensor.__rmod__ = lambda self, other: el.remainder(other, self)
 
     def view_as(self, other):
         return View.apply(self, other._data.shape)

@@ -39,8 +39,12 @@ def _binary(op: str, ufunc, a: Tensor, b: Tensor) -> Tensor:
     x, y = a._data, b._data
     try:
         out = ufunc(x, y)
-    except ValueError:
-        raise _broadcast_error(op, x, y) from None
+    except ValueError as e:
+        try:
+            np.broadcast_shapes(x.shape, y.shape)
+        except ValueError:
+            raise _broadcast_error(op, x, y) from None
+        raise RuntimeError(f"{op}(): {e}") from None  # e.g. NumPy's "Integers to negative integer powers..."
     if out.dtype is not x.dtype and out.dtype == _F64 and x.dtype != _F64 and y.dtype != _F64:
         # int with float32 stays float32, and int / int is the default float, as in PyTorch
         out = out.astype(_F32 if x.dtype == _F32 or y.dtype == _F32 else _dtype._default[0].np_dtype)

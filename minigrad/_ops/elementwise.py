@@ -288,10 +288,11 @@ class LerpScalar(Lerp):
 
 
 def _floating_only(op: str, *ts: Tensor) -> None:
-    for t in ts:
-        if t._data.dtype.kind != "f":
-            raise NotImplementedError(f'"{op}_cpu" not implemented for \'{_TORCH_TYPE.get(t.dtype.name)}\'\n'
-                                      f"{op} is defined for floating tensors.")
+    """PyTorch computes ``op`` in the promoted dtype of its inputs, and has no integer kernel for it."""
+    if all(t._data.dtype.kind != "f" for t in ts):
+        common = np.result_type(*(t._data.dtype for t in ts))
+        raise NotImplementedError(f'"{op}_cpu" not implemented for \'{_TORCH_TYPE.get(common.name)}\'\n'
+                                  f"{op} is defined for floating tensors.")
 
 
 class Logaddexp(Function):
@@ -337,6 +338,7 @@ class Hypot(Function):
 
     @staticmethod
     def forward(ctx, a, b):
+        _floating_only("hypot", a, b)
         out = _wrap(_pair("hypot", np.hypot, a, b, floating=True))
         ctx.save_for_backward(a, b, out)
         return out

@@ -22,7 +22,8 @@ _C_NAMES = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "
 def _index_array(index: Tensor, op: str, allow_int32: bool = True) -> np.ndarray:
     i = index._data
     if i.dtype != np.int64 and not (allow_int32 and i.dtype == np.int32):
-        raise RuntimeError(f"{op}(): Expected dtype int64 for index\n{op}: the index has dtype {index.dtype}; "
+        kinds = "int32/int64" if allow_int32 else "int64"
+        raise RuntimeError(f"{op}(): Expected dtype {kinds} for index\n{op}: the index has dtype {index.dtype}; "
                            "make it with dtype=minigrad.long.")
     return i
 
@@ -179,16 +180,23 @@ class ScatterReduceAdd(Function):
                            "(differentiable) instead of scatter(..., reduce='add').")
 
 
-def _index_vector(op: str, index: Tensor, n: int, d: int) -> np.ndarray:
+def _index_vector(op: str, index: Tensor, n: int, d: int, ndim: int = 1) -> np.ndarray:
     i = index._data
     if i.dtype not in (np.int64, np.int32):
         raise RuntimeError(f"{op}(): Expected dtype int32 or int64 for index\n{op}: the index has dtype {index.dtype}.")
     if i.ndim > 1:
         raise IndexError(f"{op}(): Index is supposed to be a vector\n{op}: got an index of shape {list(i.shape)}.")
-    if i.size and (i.max() >= n or i.min() < -n):
+    low = -n if op == "index_fill" else 0  # only index_fill counts from the end, as in PyTorch
+    if i.size and (i.max() >= n or i.min() < low):
         bad = int(i.max() if i.max() >= n else i.min())
-        raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={n}\n{op}: indices along dim {d} "
-                           f"must be in [-{n}, {n - 1}].")
+        hint = f"\n{op}: indices along dim {d} must be in [{low}, {n - 1}]."
+        # PyTorch's kernels word it three ways; the first line is theirs
+        if op == "index_select" and d > 0:
+            raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={n}{hint}")
+        if op == "index_fill" or (op == "index_add" and ndim > 1):
+            raise (IndexError if op == "index_fill" else RuntimeError)(
+                f"index {bad} is out of bounds for dimension {d} with size {n}{hint}")
+        raise IndexError(f"index out of range in self{hint}")
     return i.reshape(-1)
 
 
@@ -226,7 +234,7 @@ class IndexAdd(Function):
     def forward(ctx, a, dim, index, source, alpha):
         x, s = a._data, source._data
         d = _wrap_dim(dim, x.ndim, "index_add")
-        i = _index_vector("index_add", index, x.shape[d] if x.ndim else 1, d)
+        i = _index_vector("index_add", index, x.shape[d] if x.ndim else 1, d, x.ndim)
         expected = x.shape[:d] + (i.shape[0],) + x.shape[d + 1:] if x.ndim else ()
         if s.shape != expected and not (x.ndim == 1 and s.ndim == 0 and i.shape[0] == 1):
             raise RuntimeError("source tensor shape must match self tensor shape, excluding the specified dimension. "

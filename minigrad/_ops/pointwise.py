@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _dtype
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.grad_mode import _GradMode
-from .arithmetic import _broadcast_error
+from .arithmetic import _binary, _broadcast_error
 
 _wrap = Tensor._wrap
 
@@ -31,12 +32,21 @@ class _Zeros(dict):
 _ZERO = _Zeros()
 
 
+def _floating(x: np.ndarray) -> np.ndarray:
+    """Integer and bool inputs of a floating function give the default float dtype, as in PyTorch
+    (NumPy would give float64 for int64, float16 for uint8 and bool)."""
+    return x if x.dtype.kind == "f" else x.astype(_dtype._default[0].np_dtype)
+
+
 class Exp(Function):
     _node_name = "ExpBackward0"
 
     @staticmethod
     def forward(ctx, a):
-        out = _wrap(np.exp(a._data))
+        x = a._data
+        if x.dtype.kind != "f":  # (checked inline: exp and log are the hot path of benchmark (a))
+            x = _floating(x)
+        out = _wrap(np.exp(x))
         ctx.save_for_backward(out)  # exp' = exp: saving the output avoids recomputing it
         return out
 
@@ -55,7 +65,10 @@ class Log(Function):
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
-        return _wrap(np.log(a._data))
+        x = a._data
+        if x.dtype.kind != "f":
+            x = _floating(x)
+        return _wrap(np.log(x))
 
     @staticmethod
     def backward(ctx, g):
@@ -73,7 +86,7 @@ class Log1p(Function):
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
-        return _wrap(np.log1p(a._data))
+        return _wrap(np.log1p(_floating(a._data)))
 
     @staticmethod
     def backward(ctx, g):
@@ -86,7 +99,7 @@ class Sqrt(Function):
 
     @staticmethod
     def forward(ctx, a):
-        out = _wrap(np.sqrt(a._data))
+        out = _wrap(np.sqrt(_floating(a._data)))
         ctx.save_for_backward(out)
         return out
 
@@ -116,7 +129,7 @@ class Sin(Function):
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
-        return _wrap(np.sin(a._data))
+        return _wrap(np.sin(_floating(a._data)))
 
     @staticmethod
     def backward(ctx, g):
@@ -130,7 +143,7 @@ class Cos(Function):
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
-        return _wrap(np.cos(a._data))
+        return _wrap(np.cos(_floating(a._data)))
 
     @staticmethod
     def backward(ctx, g):
@@ -143,7 +156,10 @@ class Tanh(Function):
 
     @staticmethod
     def forward(ctx, a):
-        out = _wrap(np.tanh(a._data))
+        x = a._data
+        if x.dtype.kind != "f":
+            x = _floating(x)
+        out = _wrap(np.tanh(x))
         ctx.save_for_backward(out)
         return out
 
@@ -162,7 +178,7 @@ class Sinh(Function):
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
-        return _wrap(np.sinh(a._data))
+        return _wrap(np.sinh(_floating(a._data)))
 
     @staticmethod
     def backward(ctx, g):
@@ -176,7 +192,7 @@ class Cosh(Function):
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
-        return _wrap(np.cosh(a._data))
+        return _wrap(np.cosh(_floating(a._data)))
 
     @staticmethod
     def backward(ctx, g):
@@ -195,7 +211,10 @@ class Sigmoid(Function):
 
     @staticmethod
     def forward(ctx, a):
-        out = _wrap(stable_sigmoid(a._data))
+        x = a._data
+        if x.dtype.kind != "f":
+            x = _floating(x)
+        out = _wrap(stable_sigmoid(x))
         ctx.save_for_backward(out)  # sigma' = sigma (1 - sigma): the output is all backward needs
         return out
 
@@ -261,7 +280,8 @@ class Sign(Function):
 
     @staticmethod
     def forward(ctx, a):
-        return _wrap(np.sign(a._data))
+        x = a._data
+        return _wrap(x.copy() if x.dtype == np.bool_ else np.sign(x))  # NumPy has no sign for bool
 
     @staticmethod
     def backward(ctx, g):
@@ -296,10 +316,7 @@ class Maximum(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        try:
-            return _wrap(np.maximum(a._data, b._data))
-        except ValueError:
-            raise _broadcast_error("maximum", a._data, b._data) from None
+        return _binary("maximum", np.maximum, a, b)  # broadcasting and PyTorch's dtype promotion
 
     @staticmethod
     def backward(ctx, g):
@@ -315,10 +332,7 @@ class Minimum(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        try:
-            return _wrap(np.minimum(a._data, b._data))
-        except ValueError:
-            raise _broadcast_error("minimum", a._data, b._data) from None
+        return _binary("minimum", np.minimum, a, b)  # broadcasting and PyTorch's dtype promotion
 
     @staticmethod
     def backward(ctx, g):
@@ -348,15 +362,21 @@ class Where(Function):
 
 
 def where(cond, a, b) -> Tensor:
-    """Elementwise ``a if cond else b`` (a and b may be tensors or numbers)."""
+    """Elementwise ``a if cond else b`` (a and b may be tensors or numbers), in PyTorch's promoted dtype."""
+    from .elementwise import operand
+    from .shape import cat_dtype
+
     if not isinstance(cond, Tensor):
         cond = Tensor._wrap(np.asarray(cond))
     if cond._data.dtype != np.bool_:
         cond = Tensor._wrap(cond._data.astype(bool))
-    ref = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
-    dt = ref._data.dtype if ref is not None else np.result_type(a, b)
-    if not isinstance(a, Tensor):
-        a = Tensor._wrap(np.asarray(a, dtype=dt))
-    if not isinstance(b, Tensor):
-        b = Tensor._wrap(np.asarray(b, dtype=dt))
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):  # two numbers: float -> the default dtype
+        kind = np.result_type(a, b).kind
+        a = Tensor._wrap(np.asarray(a, dtype=_dtype._default[0].np_dtype if kind == "f" else None))
+    a = operand(a, b)  # a number next to a tensor takes the dtype PyTorch gives it (operand: tensors pass through)
+    b = operand(b, a)
+    if a._data.dtype != b._data.dtype:
+        dt = cat_dtype([a._data.dtype, b._data.dtype])
+        a = a if a._data.dtype == dt else a.to(_dtype.from_numpy_dtype(dt))
+        b = b if b._data.dtype == dt else b.to(_dtype.from_numpy_dtype(dt))
     return Where.apply(cond, a, b)

@@ -63,7 +63,7 @@ class Sum(Function):
         axes = _axes(dim, len(shape), "sum")
         ctx.shape, ctx.kept = shape, _kept_shape(shape, axes)
         out = a._data.sum(axis=axes, keepdims=keepdim)
-        if a._data.dtype == np.bool_:
+        if a._data.dtype.kind in "bu":  # bool and uint8 sum to int64 in PyTorch (NumPy: int64 and uint64)
             out = out.astype(np.int64)
         return _wrap(np.asarray(out))
 

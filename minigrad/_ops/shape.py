@@ -143,11 +143,25 @@ class Cat(Function):
     @staticmethod
     def forward(ctx, dim, *tensors):
         if not tensors:
-            raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
-        d = _wrap_dim(dim, tensors[0]._data.ndim, "cat")
+            raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+        arrays = [t._data for t in tensors]
+        skipped = ()
+        if any(x.ndim != arrays[0].ndim for x in arrays):
+            # PyTorch's legacy rule: 1-d empty tensors are skipped (``out = torch.tensor([])`` then
+            # ``out = torch.cat([out, row])`` in a loop).
+            skipped = tuple(k for k, x in enumerate(arrays) if x.shape == (0,))
+            if len(skipped) < len(arrays):
+                arrays = [x for x in arrays if x.shape != (0,)]
+            else:
+                skipped = ()
+        dtype = None
+        if any(x.dtype != arrays[0].dtype for x in arrays):
+            dtype = cat_dtype([t._data.dtype for t in tensors])
+        d = _wrap_dim(dim, arrays[0].ndim, "cat")
         try:
-            out = np.concatenate([t._data for t in tensors], axis=d)
+            out = np.concatenate(arrays, axis=d, dtype=dtype, casting="unsafe")
         except ValueError:
+            tensors = [t for k, t in enumerate(tensors) if k not in skipped]
             for k, t in enumerate(tensors):
                 if t._data.ndim == 0:
                     raise RuntimeError(f"zero-dimensional tensor (at position {k}) cannot be concatenated\ncat joins "
@@ -169,16 +183,31 @@ class Cat(Function):
                 f"{detail or f'Sizes of tensors must match except in dimension {d}.'}\ncat got shapes {shapes}: "
                 f"all dimensions other than dim={d} must be equal."
             ) from None
-        ctx.d, ctx.sizes = d, [t._data.shape[d] for t in tensors]
+        ctx.d, ctx.skipped = d, skipped
+        ctx.sizes = [0 if k in skipped else t._data.shape[d] for k, t in enumerate(tensors)]
+        ctx.dtypes = [t.dtype for t in tensors] if dtype is not None else None
         return _wrap(out)
 
     @staticmethod
     def backward(ctx, g):
         grads, start = [None], 0
-        for size, need in zip(ctx.sizes, ctx.needs_input_grad[1:]):
-            grads.append(g.narrow(ctx.d, start, size) if need else None)
+        for k, (size, need) in enumerate(zip(ctx.sizes, ctx.needs_input_grad[1:])):
+            if not need:
+                grads.append(None)
+            elif k in ctx.skipped:
+                grads.append(_wrap(np.zeros((0,), g._data.dtype)))
+            else:
+                gk = g.narrow(ctx.d, start, size)
+                grads.append(gk if ctx.dtypes is None or ctx.dtypes[k] == gk.dtype else gk.to(ctx.dtypes[k]))
             start += size
         return tuple(grads)
+
+
+def cat_dtype(dtypes) -> np.dtype:
+    """PyTorch's promotion among tensors: the floating dtypes decide if there are any, else the integer ones
+    (int64 with float32 is float32, where NumPy would say float64)."""
+    floats = [d for d in dtypes if d.kind == "f"]
+    return np.result_type(*(floats or dtypes))
 
 
 class Stack(Function):
@@ -189,8 +218,11 @@ class Stack(Function):
         if not tensors:
             raise RuntimeError("stack expects a non-empty TensorList")
         d = _wrap_dim(dim, tensors[0]._data.ndim + 1, "stack")
+        dtype = None
+        if any(t._data.dtype != tensors[0]._data.dtype for t in tensors):
+            dtype = cat_dtype([t._data.dtype for t in tensors])
         try:
-            out = np.stack([t._data for t in tensors], axis=d)
+            out = np.stack([t._data for t in tensors], axis=d, dtype=dtype, casting="unsafe")
         except ValueError:
             shapes = ", ".join(str(list(t._data.shape)) for t in tensors)
             k = next((k for k, t in enumerate(tensors) if t._data.shape != tensors[0]._data.shape), 1)
@@ -200,12 +232,15 @@ class Stack(Function):
                 f"(got shapes {shapes}); use cat to join tensors along an existing dimension."
             ) from None
         ctx.d = d
+        ctx.dtypes = [t.dtype for t in tensors] if dtype is not None else None
         return _wrap(out)
 
     @staticmethod
     def backward(ctx, g):
-        return (None,) + tuple(g.select(ctx.d, i) if need else None
-                               for i, need in enumerate(ctx.needs_input_grad[1:]))
+        grads = [g.select(ctx.d, i) if need else None for i, need in enumerate(ctx.needs_input_grad[1:])]
+        if ctx.dtypes is not None:  # each input's gradient in its own dtype
+            grads = [gi if gi is None or gi.dtype == dt else gi.to(dt) for gi, dt in zip(grads, ctx.dtypes)]
+        return (None, *grads)
 
 
 def _convert_index(index):

@@ -99,3 +99,10 @@ def xavier_uniform_(tensor: Tensor, gain: float = 1.0) -> Tensor:
 def xavier_normal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)))
+
+
+def __getattr__(name: str):
+    # A PyTorch name minigrad does not have (orthogonal_, trunc_normal_...): say so, not just "no attribute".
+    from .._unsupported import missing
+
+    raise missing(f"nn.init.{name}", [n for n in globals() if not n.startswith("_")])
