@@ -72,3 +72,23 @@ def test_relu_module_records_the_same_node_as_the_tensor_method():
     b = x.relu()
     assert _node_summary(a.grad_fn) == _node_summary(b.grad_fn)
     assert a.grad_fn.name() == "ReluBackward0"
+
+
+def test_built_in_ops_inside_a_non_recording_custom_forward_record_nothing():
+    # Function.apply runs forward with grad mode off even when it records nothing; the built-ins' shortcut
+    # (_GRAD_OFF) must see that, or an op on a tensor passed inside a list would be recorded.
+    class MulAll(minigrad.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, others):
+            for o in others:
+                x = x * o
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, None
+
+    a = minigrad.tensor([2.0], requires_grad=True)
+    y = MulAll.apply(minigrad.tensor([3.0]), [a])
+    assert not y.requires_grad and y.grad_fn is None
+    assert minigrad.is_grad_enabled()
