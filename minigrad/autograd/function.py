@@ -443,7 +443,7 @@ class Function:
             return cls.forward(_NO_GRAPH_CTX, *args)
         ctx = cls._backward_cls()
         ctx.needs_input_grad = (False,) * len(args)
-        enabled = _set_grad_mode(False)  # forward never records, as in PyTorch (and _GRAD_OFF must know)
+        enabled = _set_grad_mode(False)  # forward never records, as in PyTorch
         try:
             if cls._new_style:
                 out = cls.forward(*args)
