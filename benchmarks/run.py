@@ -23,6 +23,11 @@ the *same round*, so a burst of load from elsewhere that lasts a round hits all 
 The reported ratio is the median over rounds. Within a process: (a), (e) take the minimum over
 repeats of one chain; the MLP steps take the median step time.
 
+``--clock cpu`` times with the process's CPU time (``time.process_time``) instead of the wall
+clock: on a machine shared by more processes than it has cores, wall-clock time also counts the
+time a process waits for a core, which varies by several x from one process to the next, while
+CPU time does not (it still includes the cost of cache misses and page faults).
+
 As a second check that is robust to load, one more fresh process runs the NumPy and the
 minigrad workload alternately, step by step, and reports the median of the per-pair ratios
 ("interleaved"; not for (e)).
@@ -398,6 +403,9 @@ def measure_memory(fn, reset, use_tracemalloc: bool) -> dict:
     return result
 
 
+CLOCK = time.perf_counter  # --clock wall (default); --clock cpu: time.process_time
+
+
 def paired(bench: str, repeats: int) -> dict:
     """NumPy and minigrad alternating step by step in one process: a load-robust ratio."""
     fns = [build("numpy", bench)[0], build("minigrad", bench)[0]]
@@ -408,9 +416,9 @@ def paired(bench: str, repeats: int) -> dict:
     for _ in range(repeats):
         t = []
         for f in fns:
-            t0 = time.perf_counter()
+            t0 = CLOCK()
             f()
-            t.append(time.perf_counter() - t0)
+            t.append(CLOCK() - t0)
         ratios.append(t[1] / t[0])
     return {"bench": bench, "ratios": ratios}
 
@@ -429,9 +437,9 @@ def worker(engine: str, bench: str, mode: str, repeats: int) -> dict:
         return res
     times = []
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0 = CLOCK()
         run()
-        times.append(time.perf_counter() - t0)
+        times.append(CLOCK() - t0)
     res["times"] = times
     return res
 
@@ -445,7 +453,8 @@ PAIRED = {"a": 15, "a32": 15, "b": 100, "c": 2000, "c32": 2000, "d": 8, "d32": 1
 
 def spawn(engine: str, bench: str, mode: str, repeats: int) -> dict:
     env = dict(os.environ, **THREAD_ENV)
-    cmd = [sys.executable, os.path.abspath(__file__), "--worker", engine, bench, mode, str(repeats)]
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", engine, bench, mode, str(repeats),
+           "cpu" if CLOCK is time.process_time else "wall"]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"worker {engine}/{bench}/{mode} failed:\n{proc.stderr}")
@@ -498,7 +507,11 @@ def main(argv=None) -> None:
     ap.add_argument("--rounds", type=int, default=3, help="rounds of fresh processes, engines alternating (default 3)")
     ap.add_argument("--markdown", action="store_true", help="also print a markdown table")
     ap.add_argument("--json", help="also write the raw results to this file")
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                    help="wall: time.perf_counter (default); cpu: time.process_time, robust to a loaded machine")
     args = ap.parse_args(argv)
+    global CLOCK
+    CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
     benches = [b for b in args.only.split(",") if b]
     for b in benches:
         if b not in BENCHES:
@@ -520,6 +533,7 @@ def main(argv=None) -> None:
         info.append(f"torch {ver} (torch.set_num_threads(1))")
     print("; ".join(info))
     print(f"at start: {_load()}")
+    print(f"clock: {'CPU time of the process (time.process_time)' if args.clock == 'cpu' else 'wall clock'}")
     print(f"ratio = engine time / hand-written NumPy time of the same round; median over {args.rounds} rounds of "
           "fresh processes, engines alternating.\n(a), (e): min over repeats within a process; MLPs: median step "
           "time within a process\n")
@@ -632,6 +646,8 @@ def _markdown(results, engines) -> str:
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
         engine, bench, mode, repeats = sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+        if len(sys.argv) > 6 and sys.argv[6] == "cpu":
+            CLOCK = time.process_time
         print(json.dumps(worker(engine, bench, mode, repeats)))
     else:
         main()

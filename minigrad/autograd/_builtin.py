@@ -19,7 +19,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from .anomaly_mode import _Anomaly
-from .function import (_NEEDS, _NO_GRAD_EDGE, _NOT_TENSOR_EDGE, FunctionCtx, _leaf_node, _new, _next_seq,
+from .function import (_NEEDS, _NOT_TENSOR_EDGE, FunctionCtx, _leaf_node, _new, _next_seq,
                        _pack_saved, _record_edges, _record_saved, _user_stack, _wrap_outputs)
 from .grad_mode import _GRAD_OFF, _GradMode
 
@@ -27,6 +27,9 @@ from .grad_mode import _GRAD_OFF, _GradMode
 def _builtin_apply(cls, *args):
     """``apply`` of minigrad's own ops: positional arguments only, no checks they don't need."""
     __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
+    if len(args) == 1 and args[0].__class__ is Tensor:
+        # One tensor (F.relu, nn.ReLU...): the operators' lean path, 7 Python calls per op instead of 13.
+        return _apply_first(cls, args[0])
     if not _GRAD_OFF or _GradMode.enabled:  # grad mode is on (_GRAD_OFF: see grad_mode.py)
         for a in args:
             if isinstance(a, Tensor) and a._rg:
@@ -44,7 +47,7 @@ def _record_builtin(cls, args: tuple):
     ctx = _new(cls._backward_cls)
     ctx._seq = seq = _next_seq()
     _record_edges(ctx, args, seq)
-    return _run_builtin_forward(cls, ctx, args)
+    return _finish(cls, ctx, args, cls.forward(ctx, *args))
 
 
 def _apply_pair(cls, a: Tensor, b: Tensor):
@@ -55,20 +58,23 @@ def _apply_pair(cls, a: Tensor, b: Tensor):
     ctx = _new(cls._backward_cls)
     seq = ctx._seq = _next_seq()
     # The edges (what _record_edges in function.py computes), inline: a call costs as much.
+    # Each branch builds its tuple in one go (no concatenation: one tuple fewer per operation).
     if a._rg:
-        fn, d = a.grad_fn, a._data
-        edges = (fn if fn is not None else _leaf_node(a, seq, 0)), a._output_nr, d.shape, d.dtype
+        fa, d = a.grad_fn, a._data
+        if fa is None:
+            fa = _leaf_node(a, seq, 0)
         if b._rg:
-            fn, d = b.grad_fn, b._data
-            ctx._edges = edges + ((fn if fn is not None else _leaf_node(b, seq, 1)), b._output_nr, d.shape, d.dtype)
+            fb, e = b.grad_fn, b._data
+            ctx._edges = (fa, a._output_nr, d.shape, d.dtype,
+                          fb if fb is not None else _leaf_node(b, seq, 1), b._output_nr, e.shape, e.dtype)
             ctx.needs_input_grad = _BOTH
         else:
-            ctx._edges = edges + _NO_GRAD_EDGE
+            ctx._edges = (fa, a._output_nr, d.shape, d.dtype, False, 0, None, None)  # _NO_GRAD_EDGE for b
             ctx.needs_input_grad = _FIRST
     else:
-        fn, d = b.grad_fn, b._data
-        ctx._edges = _NO_GRAD_EDGE + ((fn if fn is not None else _leaf_node(b, seq, 1)), b._output_nr, d.shape,
-                                      d.dtype)
+        fb, e = b.grad_fn, b._data
+        ctx._edges = (False, 0, None, None,  # _NO_GRAD_EDGE for a
+                      fb if fb is not None else _leaf_node(b, seq, 1), b._output_nr, e.shape, e.dtype)
         ctx.needs_input_grad = _SECOND
     out = cls.forward(ctx, a, b)
     # Attach the output and record what was saved: _finish, inline for the common case.
@@ -110,10 +116,17 @@ def _apply_first(cls, a: Tensor, *rest):
         out._rg = True
         saved = ctx._saved
         if saved is not None:
-            for t in saved:
-                if t is not None and (t._vc is not None or t is out):
-                    _pack_saved(ctx, saved)
-                    break
+            if len(saved) == 1 and saved[0] is out:
+                # exp, relu, sigmoid, tanh, sqrt save only their fresh output (_pack_saved's first case,
+                # inline: 2 of the 5 ops of benchmark (a) skip a call)
+                vc = out._vc = [0]
+                ctx._saved = ((out._data, vc, 0),)
+                ctx._saved_outputs = True
+            else:
+                for t in saved:
+                    if t is not None and (t._vc is not None or t is out):
+                        _pack_saved(ctx, saved)
+                        break
         if _Anomaly.enabled:
             ctx._forward_trace = _user_stack()
         return out
@@ -121,12 +134,6 @@ def _apply_first(cls, a: Tensor, *rest):
 
 
 _BOTH, _FIRST, _SECOND, _FIRST_OF_ONE = (True, True), (True, False), (False, True), (True,)
-
-
-def _run_builtin_forward(cls, ctx, args: tuple):
-    """Run a built-in forward on its new node, then ``_finish``."""
-    __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
-    return _finish(cls, ctx, args, cls.forward(ctx, *args))
 
 
 def _finish(cls, ctx, args: tuple, out):
@@ -147,7 +154,7 @@ def _finish(cls, ctx, args: tuple, out):
 def _trusted_save_for_backward(self, *tensors) -> None:
     """save_for_backward for minigrad's own ops: they pass tensors or None, so skip the checks.
 
-    The tuple goes straight to ``_saved``; ``_run_builtin_forward`` then records the versions.
+    The tuple goes straight to ``_saved``; ``_finish`` (or its inline copies) then records the versions.
     """
     self._saved = tensors
 
