@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _dtype
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.grad_mode import _GradMode
@@ -354,7 +355,12 @@ def where(cond, a, b) -> Tensor:
     if cond._data.dtype != np.bool_:
         cond = Tensor._wrap(cond._data.astype(bool))
     ref = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
-    dt = ref._data.dtype if ref is not None else np.result_type(a, b)
+    if ref is not None:
+        dt = ref._data.dtype
+    elif any(isinstance(v, float) for v in (a, b)):  # two Python numbers: floats take the default dtype
+        dt = _dtype.get_default_dtype().np_dtype
+    else:
+        dt = np.result_type(a, b)
     if not isinstance(a, Tensor):
         a = Tensor._wrap(np.asarray(a, dtype=dt))
     if not isinstance(b, Tensor):
