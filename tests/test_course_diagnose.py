@@ -61,6 +61,88 @@ def test_each_bug_is_named(name):
     assert words in res.message
 
 
+BUGS["non-tensor"] = (lambda c, x, g: (g * _slope(c, x), g.sum()), "non-tensor", "not a tensor")
+
+
+def test_convention_at_the_kink_is_checked():
+    def above_or_equal(c, x, g):  # slope 1 at exactly 0: right everywhere random inputs land
+        return g * minigrad.where(x >= 0, minigrad.ones_like(x), minigrad.full_like(x, c.slope)), None
+
+    kw = dict(args=(0.1,), arg_names=["negative_slope"], kinks=[0.0])
+    res = diagnose_function(_leaky(above_or_equal), _ref, [(3, 4)], **kw)
+    assert res.passed  # without at_kinks nothing looks at x = 0
+    res = diagnose_function(_leaky(above_or_equal), _ref, [(3, 4)], at_kinks={0.0: (0.1, "the slope")}, **kw)
+    assert not res.passed and res.details["kind"] == "kink"
+    assert "at exactly x = 0 its gradient is 1 times grad_output; the convention there is 0.1 (the slope)" \
+        in " ".join(res.message.split())
+    ok = diagnose_function(_leaky(BUGS["ok"][0]), _ref, [(3, 4)], at_kinks={0.0: 0.1}, **kw)
+    assert ok.passed and "0.1 at x = 0" in ok.message
+
+
+def _two_inputs(backward, forward=lambda ctx, a, b: a * b):
+    class Mul2(Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            ctx.save_for_backward(a, b)
+            return forward(ctx, a, b)
+
+        @staticmethod
+        def backward(ctx, g):
+            a, b = ctx.saved_tensors
+            return backward(a, b, g)
+    return Mul2
+
+
+def test_swapped_gradients_are_named():
+    res = diagnose_function(_two_inputs(lambda a, b, g: (g * a, g * b)), lambda a, b: a * b, [(3,), (3,)],
+                            input_names=["a", "b"])
+    assert res.details["kind"] == "swapped" and "The gradient for a is the one that belongs to b" in res.message
+
+
+def test_forward_that_changes_its_input_is_named():
+    def in_place(ctx, a, b):
+        return a.mul_(b)
+
+    res = diagnose_function(_two_inputs(lambda a, b, g: (g * b, g * a), forward=in_place),
+                            lambda a, b: a * b, [(3,), (3,)], input_names=["a", "b"])
+    assert res.details["kind"] == "in-place" and "changed its input a in place" in res.message
+
+
+class _CubeSavesSquare(Function):
+    @staticmethod
+    def forward(ctx, x):
+        x2 = x * x
+        ctx.save_for_backward(x2)
+        return x2 * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x2,) = ctx.saved_tensors
+        return g * 3 * x2
+
+
+class _CubeNumpyBackward(Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return minigrad.from_numpy(g.detach().numpy() * 3 * x.detach().numpy() ** 2)
+
+
+def test_second_derivatives_name_a_saved_intermediate():
+    cube = lambda x: x * x * x  # noqa: E731
+    assert diagnose_function(_CubeSavesSquare, cube, [(3,)]).passed  # first derivatives are right
+    res = diagnose_function(_CubeSavesSquare, cube, [(3,)], double_backward=True)
+    assert res.details["kind"] == "saved-intermediate"
+    assert "neither an input nor an output" in " ".join(res.message.split())
+    res = diagnose_function(_CubeNumpyBackward, cube, [(3,)], double_backward=True)
+    assert res.details["kind"] == "double-backward" and "no NumPy" in res.message
+
+
 def test_mismatch_shows_entries_input_expected_got():
     res = _diag(_leaky(BUGS["sign"][0]))
     assert "where they differ" in res.message
@@ -70,7 +152,7 @@ def test_mismatch_shows_entries_input_expected_got():
 
 def test_success_says_what_was_verified():
     res = _diag(_leaky(BUGS["ok"][0]))
-    assert "forward matches the reference" in res.message
+    assert "forward: values and shape match the reference" in res.message
     assert "multiplies by grad_output" in res.message
     assert "kink" in res.message and "float64" in res.message
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import re
 import sys
 import traceback
 import warnings
@@ -140,12 +141,14 @@ class FunctionCtx:
 
     def _modified_error(self, i: int, t: Tensor, version: int, expected: int) -> RuntimeError:
         """The error for a saved tensor changed in place (returned, so that the traceback ends at the check)."""
-        origin = (f", which is output {t._output_nr} of {t.grad_fn.name()}," if t.grad_fn is not None else "")
+        # PyTorch 2.13 names the operation, not its node: "output 0 of Add" for AddBackward0
+        origin = (f", which is output {t._output_nr} of {re.sub(r'Backward[0-9]*$', '', t.grad_fn.name())},"
+                  if t.grad_fn is not None else "")
         hint = ("Hint: the backtrace further above shows the operation that failed to compute its gradient. "
                 "The variable in question was changed in there or anywhere later. Good luck!"
                 if _Anomaly.enabled else
                 "Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
-                "with torch.autograd.set_detect_anomaly(True).")
+                "with torch.autograd.set_detect_anomaly(True, check_nan=False).")
         return RuntimeError(
             "one of the variables needed for gradient computation has been modified by an inplace "
             f"operation: [{_describe(t)}]{origin} is at version {version}; expected version {expected} "

@@ -161,7 +161,7 @@ def run_check(exercise_id: str, answer: Any, **kw: Any) -> CheckResult:
     return CheckResult(passed, message, pts, ex.points, ex.id, ex.title, details)
 
 
-WIDTH = 79  # feedback lines wrap here: they must fit the book's text column and a notebook
+WIDTH = 76  # feedback lines wrap here: they must fit the book's text column and a notebook
 
 
 def _indent(text: str) -> str:

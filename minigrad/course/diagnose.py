@@ -11,9 +11,11 @@ on the same float64 inputs, chosen away from the kinks of the function, and comp
 4. the same gradients through the engine (``minigrad.autograd.grad``).
 
 On a mismatch it names the likely bug: sign flipped, gradient not multiplied by grad_output,
-a constant factor off (and the factor), a mask on the wrong side of a kink, a wrong shape or a
-missing reduction over a broadcast dimension, the wrong number of returned gradients, or an
-exception in forward/backward; and it shows a few entries where the values differ.
+a constant factor off (and the factor), gradients returned in the wrong order, a mask on the
+wrong side of a kink, the wrong value exactly at a kink, a forward that changes its input in
+place, a saved intermediate that makes the second derivative wrong, a wrong shape or a missing
+reduction over a broadcast dimension, the wrong number of returned gradients, or an exception in
+forward/backward; and it shows a few entries where the values differ.
 """
 from __future__ import annotations
 
@@ -184,8 +186,9 @@ def _display_name(fn) -> str:
 
 def diagnose_function(fn: Any, reference: Callable, inputs: Sequence[Sequence[int]] | Callable, *,
                       args: Sequence[Any] = (), reference_backward: Callable | None = None,
-                      kinks: Sequence[float] = (), margin: float = 0.2, low: float = -2.0, high: float = 2.0,
-                      seed: int = 0, trials: int = 2, atol: float = 1e-6, rtol: float = 1e-5,
+                      kinks: Sequence[float] = (), at_kinks: dict | None = None, margin: float = 0.2,
+                      low: float = -2.0, high: float = 2.0, seed: int = 0, trials: int = 2,
+                      atol: float = 1e-6, rtol: float = 1e-5, double_backward: bool = False,
                       input_names: Sequence[str] | None = None, arg_names: Sequence[str] | None = None,
                       max_show: int = 4, fd_eps: float = 1e-6) -> CheckResult:
     """Check a custom autograd Function against a reference and name the likely bug.
@@ -201,6 +204,13 @@ def diagnose_function(fn: Any, reference: Callable, inputs: Sequence[Sequence[in
         differentiating ``reference``.
     kinks: points where the function is not differentiable (e.g. ``[0.0]`` for ReLU): inputs stay
         ``margin`` away from them, and a gradient that is wrong on one side of a kink is reported so.
+    at_kinks: ``{kink: slope}`` or ``{kink: (slope, why)}``: the gradient required at exactly the
+        kink (the convention), checked on a one-input elementwise Function; ``why`` is shown
+        when it is wrong (e.g. "PyTorch's relu").
+    double_backward: also run ``gradgradcheck`` (second derivatives), and name a saved
+        intermediate as the likely cause when it fails.
+
+    Every call also checks that forward leaves its inputs unchanged (no in-place writes).
     """
     fname = _display_name(fn)
     call = fn.apply if _is_function_class(fn) else fn
@@ -216,13 +226,91 @@ def diagnose_function(fn: Any, reference: Callable, inputs: Sequence[Sequence[in
             _one_trial(fn, fname, call, reference, reference_backward, arrays, names, list(args),
                        list(arg_names or [f"argument {len(arrays) + j}" for j in range(len(args))]),
                        kinks, atol, rtol, max_show, fd_eps, seed + trial, verified)
+        if at_kinks:
+            _check_at_kinks(call, fname, args, at_kinks, verified)
+        if double_backward:
+            _check_double_backward(fn, fname, call, arrays, args, verified)
     except Diagnosis as d:
-        return CheckResult(False, str(d), details={"kind": d.kind})
+        text = str(d)
+        return CheckResult(False, text[:1].upper() + text[1:], details={"kind": d.kind})
     shapes = ", ".join(str(tuple(a.shape)) for a in arrays)
-    away = f", kept away from the kink(s) at {', '.join(_f(k) for k in kinks)}" if kinks else ""
-    msg = (f"{fname} is correct. Verified on {trials} sets of random float64 inputs of shape {shapes}{away}:\n"
+    away = f", away from {'the kinks' if len(kinks) > 1 else 'the kink'} at {', '.join(_f(k) for k in kinks)}" \
+        if kinks else ""
+    msg = (f"{fname} is correct. Checked on {trials} sets of random float64 inputs of shape {shapes}{away}:\n"
            + "\n".join(f"  - {v}" for v in dict.fromkeys(verified)))
     return CheckResult(True, msg, details={"kind": "ok"})
+
+
+def _check_at_kinks(call, fname, args, at_kinks, verified):
+    """The gradient at exactly each kink must be the convention's (random inputs never land there)."""
+    for k, rule in at_kinks.items():
+        slope, why = rule if isinstance(rule, tuple) else (rule, "")
+        G = np.array([1.7])
+        x = minigrad.from_numpy(np.array([float(k)])).requires_grad_()
+        out = _fwd(call, [x], args, f"{fname} forward")
+        try:
+            (g,) = minigrad.autograd.grad(out, [x], minigrad.from_numpy(G.copy()), allow_unused=True)
+        except NotImplementedError:
+            raise
+        except Exception as e:
+            raise Diagnosis("backward-raised", f"backpropagating through {fname} at x = {_f(k)} raised "
+                            f"{type(e).__name__}: {str(e).strip()}{_where_raised(e)}") from None
+        got = 0.0 if g is None else float(_as_array(g).reshape(-1)[0]) / G[0]
+        if abs(got - slope) > 1e-9:
+            raise Diagnosis("kink", f"{fname} is right away from x = {_f(k)}, but at exactly x = {_f(k)} its "
+                            f"gradient is {_f(got)} times grad_output; the convention there is {_f(slope)}"
+                            + (f" ({why})" if why else "") + ". Check which comparison (> or >=, < or <=) "
+                            f"decides the value at {_f(k)}.")
+    points = ", ".join(f"{_f(rule[0] if isinstance(rule, tuple) else rule)} at x = {_f(k)}"
+                       for k, rule in at_kinks.items())
+    verified.append(f"the gradient at exactly the kink follows the convention ({points})")
+
+
+def _check_double_backward(fn, fname, call, arrays, args, verified):
+    """gradgradcheck; a failure with a saved intermediate is named as such."""
+    xs = [minigrad.from_numpy(a.copy()).requires_grad_() for a in arrays]
+    try:
+        ok = minigrad.autograd.gradgradcheck(lambda *t: call(*t, *args), tuple(xs), raise_exception=False)
+    except NotImplementedError:
+        raise
+    except Exception as e:
+        ok, err = False, f" (it raised {type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''})"
+    else:
+        err = ""
+    if ok:
+        verified.append("second derivatives (gradgradcheck) are right too")
+        return
+    intermediate = _saved_intermediate(fn, call, arrays, args)
+    if intermediate is not None:
+        raise Diagnosis("saved-intermediate", f"{fname}'s gradients are right, but its second derivative is "
+                        f"wrong (gradgradcheck fails{err}): forward saves a tensor ({intermediate}) that is "
+                        "neither an input nor an output. Computed inside forward, it is a constant to autograd, "
+                        "so differentiating backward misses how it depends on the input. Save the input and "
+                        "recompute it in backward, or return it as an extra output.")
+    raise Diagnosis("double-backward", f"{fname}'s gradients are right, but its second derivative is wrong "
+                    f"(gradgradcheck fails{err}): write backward with minigrad operations on the saved tensors "
+                    "and grad_output (no NumPy, no .detach()), so that backward can itself be differentiated.")
+
+
+def _saved_intermediate(fn, call, arrays, args) -> str | None:
+    """'saved_tensors[i]' if forward saved a tensor equal to no input and not to the output."""
+    if not _is_function_class(fn):
+        return None
+    xs = [minigrad.from_numpy(a.copy()).requires_grad_() for a in arrays]
+    out = call(*xs, *args)
+    node = getattr(out, "grad_fn", None)
+    try:
+        saved = node.saved_tensors if node is not None else ()
+    except Exception:
+        return None
+    known = [a for a in arrays] + [_as_array(out)]
+    for i, t in enumerate(saved):
+        if t is None or not t.is_floating_point():
+            continue
+        v = _as_array(t)
+        if not any(v.shape == k.shape and np.array_equal(v, k) for k in known):
+            return f"saved_tensors[{i}]"
+    return None
 
 
 def _fwd(call, tensors, args, what):
@@ -241,6 +329,12 @@ def _one_trial(fn, fname, call, reference, reference_backward, arrays, names, ar
     # ---- forward
     xs = [minigrad.from_numpy(a.copy()).requires_grad_() for a in arrays]
     out = _fwd(call, xs, args, f"{fname} forward")
+    for name, a, x in zip(names, arrays, xs):
+        now = _as_array(x)
+        if now.shape != a.shape or not np.array_equal(now, a, equal_nan=True):
+            raise Diagnosis("in-place", f"{fname} forward changed its input {name} in place: the caller's tensor "
+                            "is not the same after the call. Work on a copy (input.clone()) or use out-of-place "
+                            "operations (torch.where, x * 2, ...), never x[...] = ..., += or a method ending in _.")
     if isinstance(out, (tuple, list)):
         raise Diagnosis("forward-type", f"{fname} returned {len(out)} outputs; this exercise expects a single tensor.")
     if not isinstance(out, minigrad.Tensor):
@@ -254,7 +348,7 @@ def _one_trial(fn, fname, call, reference, reference_backward, arrays, names, ar
         raise Diagnosis("forward-shape", f"{fname} forward returned shape {tuple(got.shape)}, expected {tuple(want.shape)}.")
     compare_arrays(got, want, what=f"the forward output of {fname}", atol=atol, rtol=rtol, inputs_named=named,
                    max_show=max_show)
-    verified.append("forward matches the reference (values and shape)")
+    verified.append("forward: values and shape match the reference; the inputs are left unchanged")
     if not out.requires_grad:
         raise Diagnosis("no-grad", f"the output of {fname} does not require grad although its input does: "
                         "call it through .apply(...) and return a new tensor computed from the inputs.")
@@ -279,6 +373,10 @@ def _one_trial(fn, fname, call, reference, reference_backward, arrays, names, ar
                     f"({', '.join(arg_names)})." if args else f" Return one gradient per forward argument ({who}).")
             raise Diagnosis("count", f"{fname}.backward returned {len(res)} value(s) but forward takes {n_args} "
                             f"argument(s): wrong number of returned gradients.{hint}")
+        for j, arg_name in enumerate(arg_names):
+            if res[len(arrays) + j] is not None:
+                raise Diagnosis("non-tensor", f"{fname}.backward returned a gradient for {arg_name}, which is not a "
+                                f"tensor (it is {type(args[j]).__name__} {args[j]!r}): return None in its place.")
         for i, (name, a) in enumerate(zip(names, arrays)):
             g = res[i]
             if g is None:
@@ -286,7 +384,7 @@ def _one_trial(fn, fname, call, reference, reference_backward, arrays, names, ar
             ga = _as_array(g)
             if ga.shape != a.shape:
                 _shape_diagnosis(fname, name, a, ga, exp1[i], atol, rtol)
-        verified.append(f"backward returns {n_args} value(s), one per forward argument, with the inputs' shapes")
+        verified.append(f"backward returns one value per forward argument ({n_args}), each of its input's shape")
 
     # ---- the gradients through the engine
     got1 = _engine_grads(call, fname, arrays, args, G1)
@@ -306,6 +404,12 @@ def _one_trial(fn, fname, call, reference, reference_backward, arrays, names, ar
                                 f"`return grad_output * local_derivative`. With two different grad_outputs "
                                 f"your backward returned the same values.\n"
                                 + _table(np.argwhere(~_close(g1, e1, atol, rtol)), e1, g1, list(zip(names, arrays)), max_show))
+            swapped = [other for j, other in enumerate(names) if j != i and exp1[j].shape == g1.shape
+                       and _close(g1, exp1[j], atol, rtol).all() and not _close(exp1[j], e1, atol, rtol).all()]
+            if swapped:
+                raise Diagnosis("swapped", f"the gradient for {name} is the one that belongs to {swapped[0]}: "
+                                f"backward must return the gradients in the order of forward's arguments "
+                                f"({', '.join(names + arg_names)}).")
             compare_arrays(g1, e1, what=f"the gradient for {name}", atol=atol, rtol=rtol,
                            inputs_named=named, max_show=max_show, kinks=kinks, grad_output=G1,
                            kink_input=arrays[i] if g1.shape == G1.shape else kink_input, kink_name=name)
@@ -314,7 +418,7 @@ def _one_trial(fn, fname, call, reference, reference_backward, arrays, names, ar
                            inputs_named=named, max_show=max_show)
     src = "finite differences of the reference" if reference_backward is None and not _differentiable(ref_out) \
         else "the reference gradients"
-    verified.append(f"gradients (vector-Jacobian products for 2 random grad_outputs) match {src} in float64")
+    verified.append(f"gradients (vector-Jacobian products for 2 random grad_outputs) match {src}")
     verified.append("backward multiplies by grad_output (chain rule)")
 
 

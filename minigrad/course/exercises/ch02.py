@@ -10,7 +10,7 @@ from minigrad.course.diagnose import diagnose_function
 
 @exercise("ch02-ex1", points=1, title="Cube, saving its input")
 def _check_cube(Cube):
-    return diagnose_function(Cube, lambda x: x * x * x, inputs=[(3, 4)])
+    return diagnose_function(Cube, lambda x: x * x * x, inputs=[(3, 4)], double_backward=True)
 
 
 @exercise("ch02-ex2", points=2, title="Exp, saving its output")
@@ -26,12 +26,13 @@ def _check_exp(Exp):
     if not np.allclose(saved[0].detach().numpy(), np.exp([0.0, 1.0, -1.0])):
         raise CheckFailed("Gradients are right, but the saved tensor is not the output exp(x): save the result "
                           "of forward, so that backward needs no second exp.")
-    return result.message + "\nIt saves its output, so backward does not recompute exp."
+    return result.message + "\n  - it saves its output, so backward does not compute exp again"
 
 
 @exercise("ch02-ex3", points=2, title="Skip the gradients nobody needs")
 def _check_mul_add(MulAdd):
-    result = diagnose_function(MulAdd, lambda a, b, c: a * b + c, inputs=[(3,), (3,), (3,)])
+    result = diagnose_function(MulAdd, lambda a, b, c: a * b + c, inputs=[(3,), (3,), (3,)],
+                               input_names=["a", "b", "c"])
     if not result.passed:
         return result
     for needs in [(True, False, False), (False, True, False), (False, False, True)]:
@@ -44,10 +45,10 @@ def _check_mul_add(MulAdd):
                 raise CheckFailed(f"With only {names[needs.index(True)]} requiring grad, your backward still "
                                   f"computed a gradient for {names[i]}. Return None there: test "
                                   f"ctx.needs_input_grad[{i}] before computing it.")
-    return result.message + "\nIt returns None for inputs that need no gradient (needs_input_grad)."
+    return result.message + "\n  - it returns None for the inputs that need no gradient (needs_input_grad)"
 
 
 @exercise("ch02-ex4", points=3, title="Double, then ReLU")
 def _check_double_relu(DoubleReLU):
-    result = diagnose_function(DoubleReLU, lambda x: (x * 2).relu(), inputs=[(4, 5)], kinks=[0.0])
-    return result
+    return diagnose_function(DoubleReLU, lambda x: (x * 2).relu(), inputs=[(4, 5)], kinks=[0.0],
+                             at_kinks={0.0: (0.0, "PyTorch's convention for relu")})

@@ -16,37 +16,17 @@ def _grad_at(fn, values, *args):
     return x.grad.tolist()
 
 
-def _check_input_untouched(fn, *args):
-    values = [-1.5, 0.0, 2.5]
-    x = minigrad.tensor(values, dtype=minigrad.float64, requires_grad=True)
-    fn.apply(x, *args)
-    if x.tolist() != values:
-        raise CheckFailed(f"forward changed its input: x was {values}, after apply it is {x.tolist()}. "
-                          "Work on a copy (input.clone()) or use out-of-place operations such as "
-                          "torch.where.")
-
-
-def _saved_bytes(fn, shape=(4, 5)):
-    x = minigrad.randn(*shape, dtype=minigrad.float64, requires_grad=True)
-    y = fn.apply(x)
-    saved = y.grad_fn.saved_tensors
-    return saved, sum(t.numel() * t.element_size() for t in saved if t is not None), x
-
-
 @exercise("ch03-ex1", points=2, title="Leaky ReLU")
 def _check_leaky_relu(LeakyReLUFunction, negative_slope=0.2):
     def reference(x, slope):
         return minigrad.where(x > 0, x, x * slope)
 
     result = diagnose_function(LeakyReLUFunction, reference, inputs=[(4, 5)], args=(negative_slope,),
-                               arg_names=["negative_slope"], kinks=[0.0])
+                               arg_names=["negative_slope"], kinks=[0.0],
+                               at_kinks={0.0: (negative_slope, "PyTorch's leaky_relu: 'x > 0' gets 1, "
+                                                               "everything else the slope")})
     if not result.passed:
         return result
-    _check_input_untouched(LeakyReLUFunction, negative_slope)
-    got = _grad_at(LeakyReLUFunction, [0.0], negative_slope)[0]
-    if got != negative_slope:
-        raise CheckFailed(f"at exactly x = 0 the gradient should be the slope {negative_slope:g} (PyTorch's "
-                          f"leaky_relu convention: 'x > 0' gets 1, everything else the slope), got {got:g}.")
     try:
         got_default = _grad_at(LeakyReLUFunction, [-1.0])[0]
     except TypeError as e:
@@ -54,56 +34,50 @@ def _check_leaky_relu(LeakyReLUFunction, negative_slope=0.2):
                           "negative_slope a default value of 0.01.") from None
     if abs(got_default - 0.01) > 1e-12:
         raise CheckFailed(f"with the default slope, the gradient at x = -1 should be 0.01, got {got_default:g}.")
-    return (result.message + "\nThe gradient at exactly 0 is the slope, the default slope is 0.01, "
-            "and the input is left unchanged.")
+    return result.message + "\n  - the default slope is 0.01"
+
+
+def _saved_mask(fn, shape=(4, 5)):
+    """(saved tensors, bytes they hold, input) of one call on a random input."""
+    x = minigrad.randn(*shape, dtype=minigrad.float64, requires_grad=True)
+    saved = fn.apply(x).grad_fn.saved_tensors
+    return saved, sum(t.numel() * t.element_size() for t in saved if t is not None), x
 
 
 @exercise("ch03-ex2", points=2, title="A one-byte mask")
 def _check_relu_mask(ReLUMaskFunction):
-    result = diagnose_function(ReLUMaskFunction, lambda x: minigrad.relu(x), inputs=[(4, 5)], kinks=[0.0])
+    result = diagnose_function(ReLUMaskFunction, lambda x: minigrad.relu(x), inputs=[(4, 5)], kinks=[0.0],
+                               at_kinks={0.0: (0.0, "torch.relu's convention")})
     if not result.passed:
         return result
-    _check_input_untouched(ReLUMaskFunction)
-    saved, nbytes, x = _saved_bytes(ReLUMaskFunction)
+    saved, nbytes, x = _saved_mask(ReLUMaskFunction)
     if len(saved) != 1:
-        raise CheckFailed(f"forward saved {len(saved)} tensors; save exactly one, the bool mask.")
+        raise CheckFailed(f"the gradients are right, but forward saved {len(saved)} tensors; save exactly one, "
+                          "the bool mask.")
     (mask,) = saved
     if mask is None or mask.dtype != minigrad.bool:
         dtype = None if mask is None else mask.dtype
-        raise CheckFailed(f"the saved tensor has dtype {dtype}; save a bool mask such as input > 0 "
-                          f"(1 byte per element instead of {x.element_size()}).")
+        raise CheckFailed(f"the gradients are right, but the saved tensor has dtype {dtype}; save a bool mask "
+                          f"such as input > 0 (1 byte per element instead of {x.element_size()}).")
     if tuple(mask.shape) != tuple(x.shape):
         raise CheckFailed(f"the saved mask has shape {tuple(mask.shape)}, the input {tuple(x.shape)}: "
                           "save one bit of information per input element.")
-    grads = _grad_at(ReLUMaskFunction, [-1.0, 0.0, 2.0])
-    if grads != [0.0, 0.0, 1.0]:
-        raise CheckFailed(f"gradients at x = [-1, 0, 2] should be [0, 0, 1] (0 at exactly 0, as torch.relu), "
-                          f"got {grads}. Build the mask with input > 0, not input >= 0.")
-    return (result.message + f"\nIt saves one bool mask ({nbytes} bytes for 20 elements, 1 byte each) and "
-            "returns gradient 0 at exactly 0.")
+    return result.message + f"\n  - it saves one bool mask ({nbytes} bytes for {x.numel()} elements)"
 
 
 @exercise("ch03-ex3", points=3, title="ReLU6")
 def _check_relu6(ReLU6Function):
     def reference(x):
-        return x.clamp(0, 6)  # right away from the kinks; the kinks are checked below
+        return x.clamp(0, 6)  # right away from the kinks; the kinks are checked by at_kinks
 
-    result = diagnose_function(ReLU6Function, reference, inputs=[(5, 6)], kinks=[0.0, 6.0],
-                               low=-3.0, high=9.0)
+    result = diagnose_function(ReLU6Function, reference, inputs=[(5, 6)], kinks=[0.0, 6.0], low=-3.0, high=9.0,
+                               at_kinks={0.0: (0.0, "PyTorch's relu6: 0 at both kinks"),
+                                         6.0: (0.0, "PyTorch's relu6: 0 at both kinks")})
     if not result.passed:
         return result
-    _check_input_untouched(ReLU6Function)
-    values = [-1.0, 0.0, 3.0, 6.0, 7.0]
-    grads = _grad_at(ReLU6Function, values)
-    expected = [0.0, 0.0, 1.0, 0.0, 0.0]
-    if grads != expected:
-        wrong = [f"x = {v:g}: expected {e:g}, got {g:g}" for v, e, g in zip(values, expected, grads) if e != g]
-        raise CheckFailed("the gradient at the kinks does not follow PyTorch's relu6 convention (1 strictly "
-                          "between 0 and 6, 0 elsewhere, including x = 0 and x = 6): " + "; ".join(wrong) + ".")
-    saved, nbytes, x = _saved_bytes(ReLU6Function)
-    msg = result.message + "\nThe gradient is 0 at both kinks (x = 0 and x = 6), as in PyTorch's relu6."
+    saved, nbytes, x = _saved_mask(ReLU6Function, (5, 6))
+    msg = result.message
     if nbytes > x.numel():
         msg += (f"\nTip: forward saves {nbytes} bytes for {x.numel()} elements; one bool mask "
                 f"(input > 0) & (input < 6) would need only {x.numel()}.")
     return msg
-
