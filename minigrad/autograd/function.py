@@ -549,7 +549,7 @@ def _check_dirty_leaves(cls, dirty) -> None:
     for d in dirty:
         if d.grad_fn is None and d._rg:
             raise RuntimeError(
-                "a leaf Variable that requires grad is being used in an in-place operation.\n"
+                "a leaf Variable that requires grad has been used in an in-place operation.\n"
                 f"{cls.__name__} marked a leaf tensor that requires grad as dirty (modified in place); "
                 "pass a clone() of it instead, or do the update inside `with minigrad.no_grad():`."
             )
