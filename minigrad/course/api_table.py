@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 import minigrad
 
 # Modules below the top level that PyTorch has under the same name.
-SUBMODULES = ("autograd.function", "autograd.gradcheck", "nn.functional", "nn.init", "nn.utils", "optim.optimizer")
+SUBMODULES = ("autograd.function", "autograd.gradcheck", "backends.cudnn", "backends.mps", "nn.functional", "nn.init",
+              "nn.utils", "optim.optimizer")
 
 # Classes whose attributes are listed: minigrad path -> PyTorch path. The ctx of a custom Function is
 # also its backward node (grad_fn), in both engines.
@@ -52,6 +53,11 @@ COUNTERPARTS: dict[str, tuple[str | None, str]] = {
                                          "PyTorch keeps it in `torch.autograd.gradcheck`"),
     "minigrad.autograd.is_anomaly_enabled": ("torch.is_anomaly_enabled", "at PyTorch's top level"),
     "minigrad.autograd.is_grad_enabled": ("torch.is_grad_enabled", "at PyTorch's top level"),
+    "minigrad.autograd.is_inference_mode_enabled": ("torch.is_inference_mode_enabled", "at PyTorch's top level"),
+    "minigrad.jit.compile": ("torch.compile", "at PyTorch's top level (`minigrad.compile` too); minigrad "
+                             "returns the model unchanged"),
+    "minigrad.get_printoptions": (None, "PyTorch 2.13 has `set_printoptions` but no public `get_printoptions`"),
+    "minigrad.Tensor.selu": (None, "PyTorch has the function `torch.selu` but no such method"),
     "minigrad.autograd.once_differentiable": ("torch.autograd.function.once_differentiable",
                                               "PyTorch keeps it in `torch.autograd.function`"),
     "minigrad.autograd.gradcheck.numerical_jacobian": ("torch.autograd.gradcheck.get_numerical_jacobian",
@@ -151,6 +157,10 @@ def _class_names(cls) -> dict[str, list[str]]:
     groups: dict[str, list[str]] = {}
     for name in dir(cls):
         if name.startswith("_") or hasattr(object, name):
+            continue
+        try:
+            getattr(cls, name)
+        except AttributeError:  # a stub for a PyTorch name minigrad does not implement
             continue
         groups.setdefault(_class_kind(cls, name), []).append(name)
     return {k: sorted(v) for k, v in groups.items()}
