@@ -214,7 +214,7 @@ def markdown(heading_level: int = 3) -> str:
             title = f"{h} `{ns.path}` → `{ns.torch_path}`"
             what = "attributes" if ns.is_class else "names"
             lead = (f"{len(names)} {what}; each one is `{ns.torch_path}.<name>` in PyTorch"
-                    + (", except where the table below says otherwise:" if any(
+                    + (", except where the list below says otherwise:" if any(
                         f"{ns.path}.{n}" in COUNTERPARTS for n in names) else ":"))
         if not names:
             lead = "No names of its own (it holds submodules, as PyTorch's does)."
@@ -224,9 +224,8 @@ def markdown(heading_level: int = 3) -> str:
                 listed = " ".join(f"`{n}`" for n in ns.groups[kind])
                 parts += [f"**{_KIND_TITLE[kind]}** ({len(ns.groups[kind])}): {listed}", ""]
         special = [(n, *COUNTERPARTS[f"{ns.path}.{n}"]) for n in names if f"{ns.path}.{n}" in COUNTERPARTS]
-        if special:
-            parts += ["| minigrad | PyTorch | note |", "|---|---|---|"]
-            parts += [f"| `{ns.path}.{n}` | {f'`{t}`' if t else '(none)'} | {note} |" for n, t, note in special]
+        if special:  # a list, not a table: long dotted names wrap in a list, a table overflows the page
+            parts += [f"- `{ns.path}.{n}` → {f'`{t}`' if t else 'no counterpart'}: {note}" for n, t, note in special]
             parts += [""]
     summary = (f"{total} names in {len(namespaces())} namespaces, read from minigrad {minigrad.__version__} "
                "when this page was built.")
