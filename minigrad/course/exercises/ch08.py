@@ -16,7 +16,8 @@ def _as_tuple(value) -> tuple:
     return value if isinstance(value, tuple) else (value,)
 
 
-@exercise("ch08-ex1", points=2, title="A clipped straight-through sign")
+@exercise("ch08-ex1", points=2, title="A clipped straight-through sign", minutes=15,
+          objective="write a backward that is deliberately not the derivative, and test the rule it follows")
 def _check_sign_ste(SignSTE: Any):
     result = diagnose_function(
         SignSTE,
@@ -57,7 +58,8 @@ class _SpyCtx(FunctionCtx):
         super().mark_non_differentiable(*tensors)
 
 
-@exercise("ch08-ex2", points=2, title="The maximum and its position")
+@exercise("ch08-ex2", points=2, title="The maximum and its position", minutes=20,
+          objective="return integer indices with mark_non_differentiable and scatter a gradient back")
 def _check_max_with_index(MaxWithIndex: Any):
     if not (isinstance(MaxWithIndex, type) and hasattr(MaxWithIndex, "apply")):
         raise CheckFailed(f"MaxWithIndex must be a Function subclass, got {type(MaxWithIndex).__name__}.")
