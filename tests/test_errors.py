@@ -663,3 +663,24 @@ def test_cuda_device_is_a_clear_error():
         minigrad.zeros(2, device="cuda")
     with pytest.raises(AssertionError, match="^Torch not compiled with CUDA enabled"):
         minigrad.ones(2).to("cuda")
+
+
+class AddOneInPlace(Function):
+    @staticmethod
+    def forward(ctx, a):
+        a.add_(1.0)
+        ctx.mark_dirty(a)
+        return a
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+
+def test_mark_dirty_on_a_leaf_that_requires_grad():
+    # PyTorch's wording on this path is "has been used" (the Function already ran), not "is being used"
+    x = leaf(1.0, 2.0)
+    with pytest.raises(RuntimeError) as ei:
+        AddOneInPlace.apply(x)
+    check_error(ei, "a leaf Variable that requires grad has been used in an in-place operation.",
+                "AddOneInPlace", "clone()")

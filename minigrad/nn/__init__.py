@@ -1,5 +1,5 @@
 """``minigrad.nn``: modules, parameters, layers and losses with PyTorch's API."""
-from . import functional, init
+from . import functional, init, utils
 from .activation import (CELU, ELU, GELU, SELU, Hardtanh, LeakyReLU, LogSigmoid, Mish, ReLU6, SiLU,
                          Softplus, Softsign)
 from .containers import ModuleDict, ParameterDict, ParameterList
@@ -15,7 +15,7 @@ __all__ = ["Module", "Parameter", "Linear", "Identity", "ReLU", "Sigmoid", "Tanh
            "Flatten", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "MSELoss",
            "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "L1Loss", "SmoothL1Loss", "HuberLoss",
            "SiLU", "GELU", "LeakyReLU", "ELU", "CELU", "SELU", "Softplus", "Hardtanh", "ReLU6", "LogSigmoid", "Mish",
-           "Softsign", "Dropout", "Embedding", "LayerNorm", "BatchNorm1d", "functional", "init"]
+           "Softsign", "Dropout", "Embedding", "LayerNorm", "BatchNorm1d", "functional", "init", "utils"]
 
 
 def __getattr__(name: str):
