@@ -2,7 +2,7 @@
 """The landing page's table of the path through the course, generated so that it cannot drift.
 
 For every chapter notebook listed in _toc.yml (in order) the table gives its title (the notebook's
-`# N. Title` heading, linked), an estimate of the time to read it and run its cells, and its
+`# N. Title: subtitle` heading up to the colon, linked), an estimate of the time to read it and run its cells, and its
 exercises: how many, their titles and, from the exercise registry (`@exercise(..., minutes=)` in
 minigrad/course/exercises/chNN.py), the estimated time they take. What each chapter teaches is
 written by hand in book/intro.md, above the table.
@@ -54,11 +54,12 @@ def _text(cell: dict) -> str:
 
 
 def title(path: Path) -> str:
+    """The chapter's heading without its number, up to a colon ("Capstone" for "# 10. Capstone: ...")."""
     for cell in _cells(path):
         if cell["cell_type"] == "markdown":
             m = re.search(r"^#\s+(?:\d+\.\s*)?(.+)$", _text(cell), re.M)
             if m:
-                return m.group(1).strip()
+                return m.group(1).split(":")[0].strip()
     return path.stem
 
 
