@@ -104,21 +104,24 @@ def _hours(minutes: float) -> str:
 
 
 def render(root: Path = ROOT) -> str:
-    rows = ["| Chapter | Reading and running | Exercises | Exercise time |", "|---|---|---|---|"]
+    table = [(path, reading_minutes(path), exercises(path)) for path in chapters(root)]
+    timed = any(e["minutes"] is not None for _, _, exs in table for e in exs)  # the registry has minutes=
+    rows = ["| Chapter | Reading and running | Exercises |" + (" Exercise time |" if timed else ""),
+            "|---|---|---|" + ("---|" if timed else "")]
     total_read = total_ex = 0
     n_ex = 0
-    for path in chapters(root):
+    for path, read, exs in table:
         n = int(path.name[:2])
-        read = reading_minutes(path)
-        exs = exercises(path)
         total_read += read
         n_ex += len(exs)
         listed = "<br>".join(f"{e['number']} {e['title']}" for e in exs) or "none"
         known = [e["minutes"] for e in exs if e["minutes"] is not None]
-        ex_time = f"about {sum(known):g} min" if exs and len(known) == len(exs) else ("—" if exs else "")
         total_ex += sum(known)
-        rows.append(f"| {n}. [{title(path)}]({path.name}) | about {read} min | {listed} | {ex_time} |")
-    total = (f"**In all:** {len(chapters(root))} chapters, about {_hours(total_read)} of reading and running, "
+        row = f"| {n}. [{title(path)}]({path.name}) | about {read} min | {listed} |"
+        if timed:
+            row += (f" about {sum(known):g} min |" if exs and len(known) == len(exs) else (" — |" if exs else " |"))
+        rows.append(row)
+    total = (f"**In all:** {len(table)} chapters, about {_hours(total_read)} of reading and running, "
              f"and {n_ex} exercises" + (f" (about {_hours(total_ex)})." if total_ex else "."))
     return "\n".join(rows) + "\n\n" + total
 
