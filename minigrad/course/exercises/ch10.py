@@ -58,7 +58,8 @@ def _train(hidden, epochs: int = 4, lr: float = 0.2, momentum: float = 0.9):
     return acc, np.array(losses)
 
 
-@exercise("ch10-ex1", points=3, title="A fused Linear + ReLU layer")
+@exercise("ch10-ex1", points=3, title="A fused Linear + ReLU layer", minutes=30,
+          objective="fuse two layers into one Function and show that it trains exactly like the pair")
 def _check_linear_relu(LinearReLUFunction):
     def reference(x, weight, bias):
         return minigrad.relu(x @ weight.T + bias)
@@ -98,7 +99,8 @@ def _one_step(sgd_step, p0: np.ndarray, g: np.ndarray, lr: float, wd: float):
     return p.detach().numpy()
 
 
-@exercise("ch10-ex2", points=2, title="Weight decay by hand")
+@exercise("ch10-ex2", points=2, title="Weight decay by hand", minutes=15,
+          objective="write an optimizer step by hand: in place, outside the graph, with weight decay")
 def _check_sgd_step(sgd_step):
     if not callable(sgd_step):
         raise CheckFailed("sgd_step should be a function sgd_step(parameters, lr, weight_decay).")
@@ -151,7 +153,8 @@ def _check_sgd_step(sgd_step):
                       f"the parameter should be {want[i]:.6g}, got {got[i]:.6g}.")
 
 
-@exercise("ch10-ex3", points=3, title="Which Function makes training diverge?")
+@exercise("ch10-ex3", points=3, title="Which Function makes training diverge?", minutes=20,
+          objective="find a wrong backward with gradcheck instead of guessing, and fix it")
 def _check_culprit(culprit, fixed=None):
     name = getattr(culprit, "__name__", culprit)
     if not isinstance(name, str) or name not in _SUSPECTS:
