@@ -47,7 +47,8 @@ VERSION = install_cell.package_facts()["version"]
 CHAPTER0 = ROOT / "book" / "00_getting_started.ipynb"
 BOOK_NOTEBOOKS = install_cell.book_notebooks()
 # what the fresh environments may install: the engine's, the book's and Jupyter's packages
-WHEELHOUSE_PACKAGES = ["numpy", "matplotlib", "ipywidgets", "ipykernel", "nbclient", "setuptools", "pip"]
+WHEELHOUSE_PACKAGES = ["numpy", "matplotlib", "ipywidgets", "scikit-learn", "tqdm", "ipykernel", "nbclient",
+                       "setuptools", "pip"]
 JUPYTER_ALONE = ["ipykernel", "nbclient"]  # what runs a notebook: a kernel and a client
 
 
@@ -139,7 +140,7 @@ def test_install_cell_facts_come_from_their_one_place():
     src = install_cell.cell_source()
     facts = install_cell.package_facts()
     assert f'dist="{DIST}"' in src and f'version="{VERSION}"' in src and 'extra="book"' in src
-    assert facts["needs"] == '("matplotlib", "ipywidgets")'
+    assert facts["needs"] == '("matplotlib", "ipywidgets", "sklearn", "tqdm")'
     compile(src, "install cell", "exec")  # plain Python: no magics, runs in any kernel
     # 75 columns fill an expanded hidden cell at 1280 px (the browser check measures it): keep a margin
     assert max(map(len, src.splitlines())) <= 74, "the cell must fit the page when expanded"
@@ -467,7 +468,7 @@ def test_sdist_installs_imports_with_numpy_alone_and_runs_chapter_0(dists, wheel
     env = FreshEnv(tmp_path, wheelhouse)
     env.pip_install(dists["sdist"])  # pip builds it, in an isolated build environment
     _check_numpy_alone(env)
-    env.pip_install(*JUPYTER_ALONE, "matplotlib", "ipywidgets")
+    env.pip_install(*JUPYTER_ALONE, "matplotlib", "ipywidgets", "scikit-learn", "tqdm")
     folder = tmp_path / "course"
     folder.mkdir()
     shutil.copy2(CHAPTER0, folder)
