@@ -1,6 +1,6 @@
 """Where does a minigrad training step spend its time? cProfile, grouped by part of the engine.
 
-    OPENBLAS_NUM_THREADS=1 python3 benchmarks/profile_step.py c      # or a, b, d, e
+    OPENBLAS_NUM_THREADS=1 python3 benchmarks/profile_step.py c      # or any benchmark of run.py
     OPENBLAS_NUM_THREADS=1 python3 benchmarks/profile_step.py b --top 25
 
 Prints the share of the profiled time (tottime: time spent in a function's own code,
@@ -45,17 +45,14 @@ def group_of(filename: str, func: str) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("bench", choices=["a", "b", "c", "d", "e"])
+    ap.add_argument("bench", choices=list(run.BENCHES))
     ap.add_argument("--steps", type=int, default=None)
     ap.add_argument("--top", type=int, default=15)
     args = ap.parse_args()
     sys.path.insert(0, run.ROOT)
-    if args.bench in ("a", "e"):
-        fn = run.minigrad_chain(10_000 if args.bench == "a" else 100_000)
-        steps = args.steps or (5 if args.bench == "a" else 1)
-    else:
-        fn, _ = run.minigrad_mlp(args.bench)
-        steps = args.steps or {"b": 100, "c": 2000, "d": 5}[args.bench]
+    fn, _ = run.build("minigrad", args.bench)
+    default_steps = {"a": 5, "a32": 5, "e": 1, "b": 100, "c": 2000, "c32": 2000, "d": 5, "d32": 5}
+    steps = args.steps or default_steps[args.bench]
     for _ in range(3):
         fn()
     prof = cProfile.Profile()

@@ -46,15 +46,30 @@ def _by_name(name: str) -> dtype:
     return globals()[name]
 
 
+# PyTorch's wording, listing minigrad's dtypes (PyTorch also has complex and uint16/32/64)
+SUPPORTED = "float64, float32, float16, int64, int32, int16, int8, uint8, and bool"
+
+
+def unsupported_array(np_dtype) -> TypeError:
+    """PyTorch's TypeError for an ndarray whose dtype minigrad cannot hold (strings, objects, dates, complex...)."""
+    d = np.dtype(np_dtype)
+    why = ("minigrad has no complex dtype" if d.kind == "c" else
+           "minigrad has no unsigned integer dtype wider than uint8" if d.kind == "u" else
+           f"a tensor holds numbers, and NumPy dtype {d} does not")
+    return TypeError(
+        f"can't convert np.ndarray of type numpy.{d.type.__name__}. The only supported types are: {SUPPORTED}.\n"
+        f"{why}; convert the array first (e.g. arr.astype(np.float32))."
+    )
+
+
 def from_numpy_dtype(np_dtype) -> dtype:
-    """The minigrad dtype for a NumPy dtype (clear error for unsupported ones)."""
+    """The minigrad dtype for a NumPy dtype (PyTorch's TypeError for unsupported ones)."""
     try:
         return _FROM_NUMPY[np.dtype(np_dtype)]
-    except (KeyError, TypeError):
-        raise TypeError(
-            f"minigrad does not support NumPy dtype {np_dtype!r}; "
-            "supported: float16/32/64, int8/16/32/64, uint8 and bool"
-        ) from None
+    except KeyError:
+        raise unsupported_array(np_dtype) from None
+    except TypeError:
+        raise TypeError(f"minigrad does not support dtype {np_dtype!r}; supported: {SUPPORTED}") from None
 
 
 def to_numpy_dtype(d) -> np.dtype:
@@ -83,3 +98,42 @@ def set_default_dtype(d: dtype) -> None:
     if not isinstance(d, dtype) or not d.is_floating_point:
         raise TypeError(f"set_default_dtype expects a floating dtype such as minigrad.float64, got {d!r}")
     _default[0] = d
+
+
+class finfo:
+    """Machine limits of a floating dtype: ``finfo(minigrad.float32).eps``, ``.max``, ``.tiny`` (PyTorch's names)."""
+
+    def __init__(self, type: dtype | None = None) -> None:  # noqa: A002
+        t = _default[0] if type is None else type
+        if not isinstance(t, dtype) or not t.is_floating_point:
+            raise TypeError(f"torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
+                            f"'torch.finfo'\ngot {t!r}.")
+        info = np.finfo(t.np_dtype)
+        self.dtype = t.name
+        self.bits = builtins.int(info.bits)
+        self.eps = builtins.float(info.eps)
+        self.max = builtins.float(info.max)
+        self.min = builtins.float(info.min)
+        self.tiny = self.smallest_normal = builtins.float(info.tiny)
+        self.resolution = 10.0 ** -builtins.int(info.precision)
+
+    def __repr__(self) -> str:
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+                f"smallest_normal={self.tiny:g}, tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:
+    """Limits of an integer dtype: ``iinfo(minigrad.int64).max``."""
+
+    def __init__(self, type: dtype) -> None:  # noqa: A002
+        if not isinstance(type, dtype) or type.is_floating_point:
+            raise TypeError(f"torch.iinfo() requires an integer input type. Use torch.finfo to handle "
+                            f"'torch.iinfo'\ngot {type!r}.")
+        info = np.iinfo(np.uint8 if type.np_dtype == np.bool_ else type.np_dtype)
+        self.dtype = type.name
+        self.bits = builtins.int(info.bits)
+        self.max = builtins.int(info.max)
+        self.min = builtins.int(info.min)
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={builtins.float(self.min):g}, max={builtins.float(self.max):g}, dtype={self.dtype})"

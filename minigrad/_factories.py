@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import builtins
 import numbers
+import warnings
 
 import numpy as np
 
@@ -49,8 +50,13 @@ def _infer(data, np_dtype=None) -> np.ndarray:
     """PyTorch's dtype inference: Python floats -> default dtype, ints -> int64, NumPy keeps its dtype.
 
     With ``np_dtype`` the data is converted straight to it (Python floats are exact doubles:
-    going through float32 first would lose precision for ``tensor([0.2], dtype=float64)``)."""
+    going through float32 first would lose precision for ``tensor([0.2], dtype=float64)``).
+    Data minigrad cannot hold (strings, objects, dates, complex numbers) is PyTorch's error."""
+    if isinstance(data, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{_type_name(data)}'")
     if isinstance(data, np.ndarray) or isinstance(data, np.generic):
+        if data.dtype not in _dtype._FROM_NUMPY:
+            raise _dtype.unsupported_array(data.dtype)
         return np.array(data, dtype=np_dtype)
     try:
         arr = np.array(_untensor(data))
@@ -59,18 +65,57 @@ def _infer(data, np_dtype=None) -> np.ndarray:
             f"{_ragged_message(data)}\n"
             "tensor(): nested lists must form a rectangular array, e.g. [[1, 2], [3, 4]]."
         ) from None
-    if np_dtype is not None and arr.dtype != object and arr.dtype.kind not in "USO":
+    if arr.dtype not in _dtype._FROM_NUMPY:
+        raise _python_data_error(data, arr)
+    if np_dtype is not None:
         return arr.astype(np_dtype)
     if arr.dtype.kind == "f":
         return arr.astype(_dtype._default[0].np_dtype)
     if arr.dtype.kind in "iu":
         return arr.astype(np.int64)
-    if arr.dtype.kind == "b":
-        return arr
-    if arr.dtype == object or arr.dtype.kind in "USO":
-        raise TypeError(f"tensor(): could not build a tensor from {type(data).__name__} data {data!r:.60}; "
-                        "expected numbers or nested lists of numbers of equal lengths")
     return arr
+
+
+def _type_name(obj) -> str:
+    """How PyTorch names a Python type in its errors (CPython's tp_name: 'decimal.Decimal', 'NoneType', 'Fraction')."""
+    t = type(obj)
+    if t.__module__ == "builtins" or t.__flags__ & (1 << 9):  # a builtin, or a class defined in Python
+        return t.__name__
+    return f"{t.__module__}.{t.__name__}"
+
+
+def _python_data_error(data, arr: np.ndarray) -> Exception:
+    """The error PyTorch raises for Python data that is not numbers (found by walking the data once)."""
+    probe = data
+    while isinstance(probe, (list, tuple)) and probe:  # the first element at every depth
+        probe = probe[0]
+    if isinstance(probe, str):  # a string is itself a sequence: PyTorch reads it as one more dimension
+        return ValueError(f"too many dimensions 'str'\ntensor(): the data holds strings ({probe!r}); a tensor holds "
+                          "numbers only.")
+    for leaf in _leaves(data):
+        if isinstance(leaf, (str, bytes)):
+            return TypeError(f"new(): invalid data type '{_type_name(leaf)}'\ntensor(): the data holds {leaf!r}; "
+                             "a tensor holds numbers only.")
+        if isinstance(leaf, (complex, np.complexfloating)):
+            return TypeError(f"can't convert complex data ({leaf!r}). The only supported types are: "
+                             f"{_dtype.SUPPORTED}.\nminigrad has no complex dtype: keep the real and imaginary "
+                             "parts in two real tensors.")
+        if not isinstance(leaf, (int, float, np.number, np.bool_, Tensor)):
+            if isinstance(leaf, np.generic):
+                return _dtype.unsupported_array(leaf.dtype)
+            return RuntimeError(f"Could not infer dtype of {_type_name(leaf)}\ntensor(): the data holds {leaf!r:.60} "
+                                "(a tensor holds numbers, or nested lists of numbers).")
+    return _dtype.unsupported_array(arr.dtype)
+
+
+def _leaves(data):
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (list, tuple)):
+            stack.extend(reversed(item))
+        else:
+            yield item
 
 
 def _ragged_message(data) -> str:
@@ -116,7 +161,7 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     if isinstance(data, Tensor) and dtype is None:
         return data
     if isinstance(data, np.ndarray) and dtype is None:
-        return Tensor._wrap(data)
+        return from_numpy(data)
     return tensor(data, dtype=dtype, device=device)
 
 
@@ -124,8 +169,48 @@ def from_numpy(arr: np.ndarray) -> Tensor:
     """A tensor sharing memory with a NumPy array (dtype kept)."""
     if not isinstance(arr, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(arr).__name__})")
-    _dtype.from_numpy_dtype(arr.dtype)
+    if arr.dtype not in _dtype._FROM_NUMPY:
+        raise _dtype.unsupported_array(arr.dtype)
+    if not arr.flags.writeable:
+        arr = _writable_alias(arr)
     return Tensor._wrap(arr)
+
+
+_warned_not_writable = [False]
+
+
+class _WritableAlias:
+    """Presents the memory of a read-only array as writable (``__array_interface__``), keeping the array alive."""
+
+    def __init__(self, arr: np.ndarray) -> None:
+        self.keep = arr
+        iface = dict(arr.__array_interface__)
+        iface["data"] = (iface["data"][0], False)  # False: not read-only
+        self.__array_interface__ = iface
+
+
+def _writable_alias(arr: np.ndarray) -> np.ndarray:
+    """What PyTorch does with a read-only array: warn (once), then share its memory anyway, writes included.
+
+    Only memory that NumPy itself allocated is written to (an array made read-only with
+    ``arr.flags.writeable = False``, or a view of one); memory NumPy merely borrows (a bytes
+    object, a memory-mapped file) and broadcast views stay read-only, so that in-place
+    operations on them raise a clear error instead of crashing or corrupting Python objects.
+    """
+    if not _warned_not_writable[0]:
+        _warned_not_writable[0] = True
+        warnings.warn(
+            "The given NumPy array is not writable, and PyTorch does not support non-writable tensors. This means "
+            "writing to this tensor will result in undefined behavior. You may want to copy the array to protect "
+            "its data or make it writable before converting it to a tensor. This type of warning will be suppressed "
+            "for the rest of this program.", UserWarning, stacklevel=3)
+    root = arr
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    if root.base is not None or not root.flags.owndata or any(st == 0 and n > 1 for st, n in zip(arr.strides,
+                                                                                                 arr.shape)):
+        return arr
+    return np.asarray(_WritableAlias(arr))
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -272,3 +357,98 @@ def _new_tensor(self: Tensor, data, dtype=None, device=None, requires_grad=False
 
 Tensor.new_zeros, Tensor.new_ones, Tensor.new_empty = _new_zeros, _new_ones, _new_empty
 Tensor.new_full, Tensor.new_tensor = _new_full, _new_tensor
+
+
+# --- sampling (issue 12): multinomial, and the in-place random fills of nn.init-style code --------------------
+def _multinomial(probs: Tensor, num_samples: int, replacement: bool) -> Tensor:
+    """Indices drawn from the categorical distributions in the rows of ``probs`` (weights need not sum to 1).
+
+    With replacement: inverse CDF. Without: the Gumbel-top-k trick (the k largest of log p + Gumbel noise
+    are a sample of k distinct categories drawn in order with probabilities proportional to p).
+    """
+    p = probs._data
+    if p.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if p.dtype.kind != "f":
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {probs.dtype.name.capitalize()}")
+    rows = p.reshape(1, -1) if p.ndim == 1 else p
+    if not np.all(np.isfinite(rows)) or np.any(rows < 0):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if np.any(rows.sum(axis=1) <= 0):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    n = int(num_samples)
+    if n <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if not replacement:
+        if n > rows.shape[1]:
+            raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+        if np.any((rows > 0).sum(axis=1) < n):
+            raise RuntimeError("invalid multinomial distribution (with replacement=False, not enough non-negative "
+                               "category to sample)")
+        with np.errstate(divide="ignore"):
+            keys = np.log(rows) - np.log(-np.log(_rng[0].random(rows.shape)))
+        out = np.argsort(-keys, axis=1, kind="stable")[:, :n]
+    else:
+        cdf = np.cumsum(rows, axis=1)
+        cdf /= cdf[:, -1:]
+        u = _rng[0].random((rows.shape[0], n))
+        out = np.minimum((u[:, :, None] >= cdf[:, None, :]).sum(axis=2), rows.shape[1] - 1)
+    out = out.astype(np.int64)
+    return Tensor._wrap(out[0] if p.ndim == 1 else out)
+
+
+def _fill_random(t: Tensor, values: np.ndarray, what: str) -> Tensor:
+    from . import _ops
+
+    return _ops._run_inplace(t, _ops.Copy, (Tensor._wrap(values.astype(t._data.dtype, copy=False)),), f"{what}()")
+
+
+def _uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
+    """Fill with samples of U(a, b) (in place)."""
+    return _fill_random(self, _rng[0].uniform(a, b, self._data.shape), "uniform_")
+
+
+def _normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
+    """Fill with samples of N(mean, std^2) (in place)."""
+    return _fill_random(self, _rng[0].normal(mean, std, self._data.shape), "normal_")
+
+
+def _bernoulli_(self: Tensor, p: float = 0.5, *, generator=None) -> Tensor:
+    """Fill with 1 with probability p, else 0 (in place)."""
+    return _fill_random(self, _rng[0].random(self._data.shape) < p, "bernoulli_")
+
+
+def _exponential_(self: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
+    return _fill_random(self, _rng[0].exponential(1.0 / lambd, self._data.shape), "exponential_")
+
+
+def _random_(self: Tensor, low: int = 0, high: int | None = None, *, generator=None) -> Tensor:
+    if high is None:
+        low, high = 0, low if low else 2 ** 24
+    return _fill_random(self, _rng[0].integers(low, high, self._data.shape), "random_")
+
+
+Tensor.uniform_, Tensor.normal_, Tensor.bernoulli_ = _uniform_, _normal_, _bernoulli_
+Tensor.exponential_, Tensor.random_ = _exponential_, _random_
+
+
+# --- saving ---------------------------------------------------------------------------------------------------
+def save(obj, f) -> None:
+    """Save tensors, state dicts or any picklable object (a path or a binary file); read back with ``load``."""
+    import pickle
+
+    if isinstance(f, (str, bytes)) or hasattr(f, "__fspath__"):
+        with open(f, "wb") as fh:
+            pickle.dump(obj, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    else:
+        pickle.dump(obj, f, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def load(f, map_location=None, weights_only: bool | None = None, **kwargs):
+    """Read what ``save`` wrote (only load files you trust: like PyTorch's, they are pickles)."""
+    import pickle
+
+    if isinstance(f, (str, bytes)) or hasattr(f, "__fspath__"):
+        with open(f, "rb") as fh:
+            return pickle.load(fh)
+    return pickle.load(f)

@@ -11,6 +11,34 @@ PRECISION = 4
 LINEWIDTH = 80
 THRESHOLD = 1000
 EDGEITEMS = 3
+SCI_MODE = None  # None: chosen from the values, as PyTorch; True / False: forced by set_printoptions
+
+_PROFILES = {"default": (4, 1000, 3, 80), "short": (2, 1000, 2, 80), "full": (4, math.inf, 3, 80)}
+
+
+def set_printoptions(precision: int | None = None, threshold: float | None = None, edgeitems: int | None = None,
+                     linewidth: int | None = None, profile: str | None = None, sci_mode: bool | None = None) -> None:
+    """PyTorch's print options: digits after the point, how many elements before summarising with "...",
+    how many edge items a summary keeps, characters per line, and scientific notation (None: automatic)."""
+    global PRECISION, THRESHOLD, EDGEITEMS, LINEWIDTH, SCI_MODE
+    if profile is not None:
+        if profile not in _PROFILES:
+            raise ValueError(f"profile must be one of {sorted(_PROFILES)}, got {profile!r}")
+        PRECISION, THRESHOLD, EDGEITEMS, LINEWIDTH = _PROFILES[profile]
+    if precision is not None:
+        PRECISION = int(precision)
+    if threshold is not None:
+        THRESHOLD = threshold
+    if edgeitems is not None:
+        EDGEITEMS = int(edgeitems)
+    if linewidth is not None:
+        LINEWIDTH = int(linewidth)
+    SCI_MODE = sci_mode
+
+
+def get_printoptions() -> dict:
+    return {"precision": PRECISION, "threshold": THRESHOLD, "edgeitems": EDGEITEMS, "linewidth": LINEWIDTH,
+            "sci_mode": SCI_MODE}
 
 
 class _Formatter:
@@ -43,6 +71,10 @@ class _Formatter:
                 widths = [len(f"{v:.{PRECISION}e}") for v in vals]
             else:
                 widths = [len(f"{v:.{PRECISION}f}") for v in vals]
+        if SCI_MODE is not None and SCI_MODE != self.sci_mode:
+            self.sci_mode = SCI_MODE
+            widths = ([len(f"{v:.{PRECISION}e}") for v in vals] if SCI_MODE else
+                      [len(f"{v:.0f}") + 1 for v in vals] if self.int_mode else [len(f"{v:.{PRECISION}f}") for v in vals])
         # Only nonzero finite values set the width (as in PyTorch): nan, inf and 0 never widen a column.
         self.max_width = max(widths)
 

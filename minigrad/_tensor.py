@@ -31,40 +31,9 @@ class Size(tuple):
         return int(np.prod(self, dtype=np.int64))
 
 
-class device:
-    """The only device minigrad has: the CPU (accepted so that PyTorch code runs unchanged)."""
-
-    __slots__ = ("type",)
-
-    def __init__(self, type: "str | device" = "cpu") -> None:  # noqa: A002
-        if isinstance(type, device):
-            type = type.type
-        if not isinstance(type, str) or type.split(":")[0] != "cpu":
-            raise RuntimeError(
-                f"minigrad runs on the CPU only, but device {type!r} was requested. "
-                "Use device='cpu' (or leave the device out)."
-            )
-        self.type = "cpu"
-
-    def __repr__(self) -> str:
-        return "device(type='cpu')"
-
-    def __str__(self) -> str:
-        return "cpu"
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, (device, str)) and str(other).split(":")[0] == "cpu"
-
-    def __hash__(self) -> int:
-        return hash("cpu")
-
-
-_CPU = device("cpu")
-
-
-def _check_device(dev) -> None:
-    if dev is not None:
-        device(dev)
+from ._device import CPU as _CPU  # noqa: E402
+from ._device import check_device as _check_device  # noqa: E402,F401  (used by the factories and nn)
+from ._device import device  # noqa: E402
 
 
 class Tensor:
@@ -75,7 +44,9 @@ class Tensor:
     # --- construction -------------------------------------------------------------
     def __init__(self, data: Any = (), *, requires_grad: bool = False) -> None:
         # torch.Tensor(data) makes a tensor of the default float dtype.
-        arr = np.array(data.numpy() if isinstance(data, Tensor) else data, dtype=_dtype._default[0].np_dtype)
+        from ._factories import _infer  # (not at the top: _factories imports this module)
+
+        arr = _infer(data._data if isinstance(data, Tensor) else data, _dtype._default[0].np_dtype)
         self._init_leaf(arr, requires_grad)
 
     def _init_leaf(self, arr: np.ndarray, requires_grad: bool) -> None:
@@ -161,6 +132,11 @@ class Tensor:
     @property
     def is_leaf(self) -> bool:
         return self.grad_fn is None
+
+    @property
+    def output_nr(self) -> int:
+        """Which output of its ``grad_fn`` this tensor is (0 for single-output operations)."""
+        return self._output_nr
 
     @property
     def grad(self) -> "Tensor | None":
@@ -280,6 +256,8 @@ class Tensor:
     def size(self, dim: int | None = None):
         if dim is None:
             return Size(self._data.shape)
+        if not self._data.ndim:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         return self._data.shape[_wrap_dim(dim, self._data.ndim, "size")]
 
     @property
@@ -406,6 +384,11 @@ class Tensor:
     def cpu(self) -> "Tensor":
         return self
 
+    def cuda(self, device=None, non_blocking: bool = False, memory_format=None) -> "Tensor":
+        from ._device import not_compiled_with_cuda
+
+        raise not_compiled_with_cuda()
+
     def float(self) -> "Tensor":
         return self.to(_dtype.float32)
 
@@ -427,8 +410,27 @@ class Tensor:
     def clone(self) -> "Tensor":
         return _ops.Clone.apply(self)
 
-    def contiguous(self) -> "Tensor":
+    def contiguous(self, memory_format=None) -> "Tensor":
         return self
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        return bool(self._data.flags.c_contiguous)
+
+    def stride(self, dim: int | None = None):
+        """Steps in elements between neighbours along each dim (NumPy's strides / itemsize)."""
+        strides = tuple(s // self._data.itemsize for s in self._data.strides)
+        return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim, "stride")]
+
+    def data_ptr(self) -> int:
+        return int(self._data.ctypes.data)
+
+    def _is_view(self) -> bool:
+        """True for the result of a view operation (x[0], x.T, x.view(...)): it shares memory with ``_base``."""
+        return self._base is not None and self._get_extra("view_steps") is not None
+
+    def is_inference(self) -> bool:
+        return False
+
 
     def __repr__(self) -> str:
         return _printing.tensor_repr(self)
@@ -513,7 +515,12 @@ class Tensor:
     # --- comparisons (bool results, never differentiable) -------------------------
     def _compare(self, other, ufunc):
         o = other._data if isinstance(other, Tensor) else other
-        return Tensor._wrap(ufunc(self._data, o))
+        try:
+            return Tensor._wrap(ufunc(self._data, o))
+        except ValueError:
+            from ._ops.arithmetic import _broadcast_error
+
+            raise _broadcast_error(ufunc.__name__, self._data, np.asarray(o)) from None
 
     def __lt__(self, other):
         return self._compare(other, np.less)

@@ -2,24 +2,59 @@
 # Set everything up (idempotent) and build the website into _build/html.
 # Every notebook is executed; warnings are errors; any cell error fails the build.
 #
-#   bash scripts/build_book.sh              # setup + build
+#   bash scripts/build_book.sh              # setup + build what changed
 #   bash scripts/build_book.sh --no-setup   # build only (used by scripts/test.sh)
+#   bash scripts/build_book.sh --all        # rebuild every page, changed or not
+#
+# What changed since the last successful build decides how much is rebuilt:
+#   - nothing: nothing is rebuilt (a second run right after a build takes seconds);
+#   - only pages in book/: Sphinx re-reads, re-executes and rewrites those pages only;
+#   - anything else the site is made from (minigrad/, whose code every page runs, the
+#     configuration, _toc.yml, _ext/, _theme/, the pinned packages and assets): every page.
+# Either way it is a real build: -W -n --keep-going (any warning fails it), and a failed
+# build is followed by a full one. scripts/book_inputs.py decides, from what the last
+# successful build was made of (_build/html/.build-inputs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [ "${1:-}" != "--no-setup" ]; then bash scripts/setup.sh; fi
+setup=1 all=0
+for arg in "$@"; do
+  case "$arg" in
+    --no-setup) setup=0 ;;
+    --all) all=1 ;;
+    *) echo "build_book.sh: unknown argument '$arg' (use --no-setup and/or --all)" >&2; exit 2 ;;
+  esac
+done
+if [ "$setup" = 1 ]; then bash scripts/setup.sh; fi
 export PATH="$PWD/.venv/bin:$PATH" JUPYTER_PREFER_ENV_PATH=1 PYTHONHASHSEED=0
 
 .venv/bin/python scripts/check_toc.py
-rm -f _build/html/.build-ok
+
+mode=$(.venv/bin/python scripts/book_inputs.py decide)    # none | pages | full
+if [ "$all" = 1 ]; then mode=full; fi
+if [ "$mode" = none ]; then
+  echo "build_book.sh: the website is up to date (nothing changed since the last build):"
+  echo "  file://$PWD/_build/html/index.html   (bash scripts/build_book.sh --all rebuilds it anyway)"
+  exit 0
+fi
+
+rm -f _build/html/.build-ok _build/html/.build-inputs
 start=$(date +%s)
-if ! .venv/bin/jupyter-book build . -W -n --keep-going --all; then
+if [ "$mode" = full ]; then
+  echo "build_book.sh: building every page"
+  args=(--all)
+else
+  echo "build_book.sh: only pages in book/ changed: rebuilding those"
+  args=()
+fi
+if ! .venv/bin/jupyter-book build . -W -n --keep-going ${args[@]+"${args[@]}"}; then
   echo >&2
   echo "build_book.sh: the book build FAILED (see the messages above; a failing notebook is" >&2
   echo "named with its cell, and _build/html/reports/ has the execution logs)." >&2
   exit 1
 fi
 touch _build/html/.build-ok
+.venv/bin/python scripts/book_inputs.py record
 cat <<MSG
 
 Book built in $(( $(date +%s) - start )) s. Open it:

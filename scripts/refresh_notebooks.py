@@ -14,7 +14,9 @@ script (use the project's .venv), with the notebook's folder as working
 directory. Widget state is stored (so sliders render on the website), per-cell
 timing metadata is not recorded, and widget model ids are renumbered in order
 of appearance, so that re-running unchanged code gives an unchanged file
-(apart from plots whose pixels changed).
+(apart from plots whose pixels changed). Absolute paths of this machine in the
+outputs (tracebacks, warnings) are rewritten by the "machine paths" rules of
+nbval_sanitize.cfg (_ext/machine_paths.py), so no committed output shows them.
 """
 from __future__ import annotations
 
@@ -31,6 +33,8 @@ from nbclient.exceptions import CellExecutionError
 
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
+sys.path.insert(0, str(ROOT / "_ext"))
+from machine_paths import scrub_outputs  # noqa: E402  (the same rules as the book build and nbval)
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
 
@@ -102,6 +106,9 @@ def refresh(path: Path, timeout: int) -> None:
     client.execute()
     _stable_widget_ids(nb)
     _merge_streams(nb)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            scrub_outputs(cell.outputs)
     nbformat.validate(nb)
     nbformat.write(nb, path)
 

@@ -43,6 +43,12 @@ if [ "${WITH_TORCH:-0}" = 1 ] && ! .venv/bin/python -c 'import torch' 2>/dev/nul
   .venv/bin/python -m pip install --quiet "torch==${TORCH_VERSION:-2.13.0}" \
     || say "WARNING: could not install torch; the PyTorch comparison tests will be skipped"
 fi
+# torchviz (tests/test_torchviz.py) requires torch: it comes with the oracle (pinned; --no-deps keeps torch as is)
+if .venv/bin/python -c 'import torch' 2>/dev/null && ! .venv/bin/python -c 'import torchviz' 2>/dev/null; then
+  say "installing torchviz==0.0.3 (test of torchviz compatibility)"
+  .venv/bin/python -m pip install --quiet --no-deps "torchviz==0.0.3" \
+    || say "WARNING: could not install torchviz; tests/test_torchviz.py will be skipped"
+fi
 
 # ---- npm packages and offline assets ----------------------------------------------
 if ! command -v npm >/dev/null; then

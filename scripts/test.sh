@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Run every test: setup (idempotent), build the website, then pytest, which runs
+# Run every test: setup (idempotent), build the website (only what changed since the last
+# build: nothing, the changed pages, or everything; see scripts/build_book.sh), then pytest,
+# which runs
 #   - tests/              unit tests of minigrad and of the book's structure,
 #   - book/*.ipynb        every notebook with strict nbval (stored outputs must match),
 #   - tests/test_browser.py  the headless-Chromium check of the built site
 #                         (skipped, with the reason, when chromium is not installed;
 #                          `apt-get install chromium` or run .ci/run, which installs it).
+# Skipped tests are listed with their reasons at the end (-rs in pyproject.toml's addopts).
 # Extra arguments go to pytest, e.g.  bash scripts/test.sh -n 2   or   -k relu
 set -uo pipefail
 cd "$(dirname "$0")/.."

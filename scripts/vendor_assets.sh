@@ -3,11 +3,13 @@
 # from package-lock.json) into _assets/, which the book serves as _static/.
 # Result: MathJax 3, require.js and the Jupyter widgets HTML manager are
 # served by the site itself, so the book works with no internet access.
+# axe-core (the accessibility engine of the browser check) stays in node_modules/: the
+# browser check injects it into each page it tests; readers never download it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 NM=node_modules
-for pkg in mathjax requirejs @jupyter-widgets/html-manager; do
+for pkg in mathjax requirejs @jupyter-widgets/html-manager axe-core; do
   if [ ! -d "$NM/$pkg" ]; then
     echo "vendor_assets.sh: $NM/$pkg is missing; run 'npm ci' first" >&2
     exit 1

@@ -29,6 +29,7 @@ class Row:
     fn: Callable
     kinds: list
     gradgrad: bool = True       # False: the op's gradient is piecewise constant (e.g. sort), or not twice differentiable
+    grad: bool = True           # False: the gradient is not the derivative on purpose (embedding's padding_idx)
     oracle: bool = True
     rtol: float = 1e-10
     marks: list = field(default_factory=list)
@@ -39,7 +40,7 @@ def make_array(kind: str, shape: tuple, rng) -> tuple[np.ndarray, bool]:
 
     n: normal; p: in [0.5, 2]; a: |x| in [0.2, 1.5] (away from kinks at 0); u: in [0.1, 0.9];
     s: in (-0.9, 0.9) (asin, atanh); d: well-separated distinct values (no ties: sort, max);
-    big: normal * 30 (both tails of softplus-like functions);
+    big: normal * 30 (both tails of softplus-like functions); z: normal with about a third exactly 0;
     an upper-case kind is the same values as a constant (requires_grad False);
     y01: constant uniform in [0, 1]; i<k>: int64 in [0, k); m: bool mask; b: bool random.
     """
@@ -67,6 +68,8 @@ def make_array(kind: str, shape: tuple, rng) -> tuple[np.ndarray, bool]:
         a = (rng.permutation(np.arange(n)).reshape(shape) * 0.37 - 1.0) if n else np.zeros(shape)
     elif k == "big":
         a = rng.standard_normal(shape) * 30
+    elif k == "z":  # normal values with about a third of them exactly 0 (products, cumulative products)
+        a = rng.standard_normal(shape) * (rng.random(shape) > 0.35)
     else:
         raise ValueError(kind)
     return np.asarray(a, dtype=np.float64), grad
@@ -148,8 +151,8 @@ def check_oracle(row: Row) -> None:
 def params(rows, which: str):
     """pytest params of the rows that take part in check ``which`` ("grad", "gradgrad", "oracle")."""
     keep = {
-        "grad": lambda r: any(g for _, g in make_data(r.kinds, 0)),
-        "gradgrad": lambda r: r.gradgrad,
+        "grad": lambda r: r.grad and any(g for _, g in make_data(r.kinds, 0)),
+        "gradgrad": lambda r: r.gradgrad and r.grad,
         "oracle": lambda r: r.oracle,
     }[which]
     return [pytest.param(r, id=r.id, marks=r.marks) for r in rows if keep(r)]

@@ -66,7 +66,7 @@ def test_grad_mode_decorators():
     def off(t):
         return t * 2
 
-    minigrad.set_grad_enabled(True)  # the decorator expression above switched the mode: restore it
+    assert minigrad.is_grad_enabled()  # decorating does not switch the mode (PyTorch restores it)
     x = leaf(1.0)
     assert not inference(x).requires_grad
     assert minigrad.is_grad_enabled()
@@ -553,13 +553,14 @@ def test_saved_tensors_freed_after_backward():
     y = h.sin()  # SinBackward0 saves h
     href = weakref.ref(h)
     node = y.grad_fn
-    assert node.saved_tensors[0] is h
+    assert node._saved_self is h  # a built-in node shows its saved tensors as PyTorch's do
+    assert not hasattr(node, "saved_tensors")  # (saved_tensors is the custom Function's API)
     del h
     assert href() is not None  # kept alive by the saved tensors
     y.sum().backward()
     assert href() is None  # released by backward, without gc
     with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
-        node.saved_tensors
+        node._saved_self
 
 
 @pytest.fixture
@@ -822,7 +823,7 @@ def test_cpu_device_accepted():
     d = minigrad.device("cpu")
     assert repr(d) == "device(type='cpu')" and str(d) == "cpu" and d.type == "cpu"
     x = minigrad.zeros(2, device="cpu")
-    assert x.device == d and x.device == "cpu" and not x.is_cuda
+    assert x.device == d and x.device != "cpu" and not x.is_cuda  # as in PyTorch, a device is not equal to a str
     assert x.to("cpu") is x and x.to(d) is x and x.cpu() is x
     y = minigrad.ones(2, device=d, requires_grad=True)
     assert y.requires_grad
@@ -830,16 +831,23 @@ def test_cpu_device_accepted():
     assert minigrad.randn(2, device="cpu").shape == (2,)
 
 
-@pytest.mark.parametrize("make", [
-    lambda: minigrad.device("cuda"),
-    lambda: minigrad.zeros(2, device="cuda"),
-    lambda: minigrad.tensor([1.0], device="cuda:0"),
-    lambda: minigrad.ones(2).to("cuda"),
-    lambda: minigrad.ones(2).to(device="mps"),
-], ids=["device", "zeros", "tensor", "to", "to-mps"])
-def test_other_devices_are_a_clear_error(make):
-    with pytest.raises(RuntimeError, match="minigrad runs on the CPU only"):
+@pytest.mark.parametrize("make, error", [
+    (lambda: minigrad.zeros(2, device="cuda"), AssertionError),
+    (lambda: minigrad.tensor([1.0], device="cuda:0"), AssertionError),
+    (lambda: minigrad.ones(2).to("cuda"), AssertionError),
+    (lambda: minigrad.ones(2).cuda(), AssertionError),
+    (lambda: minigrad.ones(2).to(device="mps"), RuntimeError),
+], ids=["zeros", "tensor", "to", "cuda", "to-mps"])
+def test_other_devices_are_a_clear_error(make, error):
+    # PyTorch's errors on a machine without these devices, plus a line that says what to do
+    with pytest.raises(error, match="(?s)(Torch not compiled with CUDA enabled|PyTorch is not linked with support for "
+                                    "mps devices)\nminigrad runs on the CPU only"):
         make()
+
+
+def test_naming_a_gpu_device_is_allowed_as_in_pytorch():
+    d = minigrad.device("cuda:1")
+    assert (d.type, d.index, str(d), repr(d)) == ("cuda", 1, "cuda:1", "device(type='cuda', index=1)")
 
 
 # --- in-place ops through views of tensors in the graph (PyTorch's CopySlices); values recorded from PyTorch ---

@@ -144,7 +144,7 @@ def test_tensor_from_tensors_and_nested_lists():
     assert not c.requires_grad and c.tolist() == [1.0, 2.0]
     with pytest.raises(ValueError, match="expected sequence"):  # PyTorch raises ValueError too
         minigrad.tensor([[1, 2], [3]])
-    with pytest.raises(TypeError):
+    with pytest.raises(ValueError, match="too many dimensions 'str'"):  # PyTorch's error, word for word
         minigrad.tensor(["a", "b"])
 
 

@@ -5,6 +5,8 @@ methods that call it (``x.exp()``), and the in-place machinery.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .._tensor import Tensor, _wrap_dim
@@ -16,13 +18,17 @@ from .linalg import Dot, MatMul, dot, matmul, mm
 from .nn_ops import BCELoss, Linear, LogSoftmax, MSELoss, NLLLoss, Softmax
 from .pointwise import (Abs, Clamp, Cos, Cosh, Exp, Log, Log1p, Maximum, Minimum, Relu, Sigmoid, Sign, Sin, Sinh, Sqrt,
                         Tanh, Where, where)
+from .. import _dtype as _dt
+from .reduction import _axes, _kept_shape
 from .reduction import Amax, Amin, CumSum, Mean, MeanDim, Norm2, Sum, SumDim, argmax, argmin, max, min  # noqa: A004
+from . import elementwise as el
 from .special import Erf, Erfc
 from .shape import (Cat, Copy, Expand, Fill, Index, IndexPut, Permute, Squeeze, SqueezeDim, Stack, Transpose,
                     Unsqueeze, View, _basic_index_cls, _convert_index, _size_args)
 from .shape import CopySlices, Select, Slice, ViewCopySlices, _is_basic, fit_value, replay_view
 
 _wrap = Tensor._wrap
+_F64_DTYPE = _dt.float64
 
 
 def _t(x) -> Tensor:
@@ -66,7 +72,10 @@ def _unary(cls):
 
 exp, log, log1p, sqrt, abs, sin, cos, tanh, sinh, cosh, sigmoid, relu, sign = (  # noqa: A001
     _unary(c) for c in (Exp, Log, Log1p, Sqrt, Abs, Sin, Cos, Tanh, Sinh, Cosh, Sigmoid, Relu, Sign))
-erf, erfc = _unary(Erf), _unary(Erfc)
+(erf, erfc, acos, asin, atan, tan, asinh, acosh, atanh, expm1, exp2, log10, log2, reciprocal, rsqrt, deg2rad,
+ rad2deg, ceil, floor, trunc) = (_unary(c) for c in (
+    Erf, Erfc, el.Acos, el.Asin, el.Atan, el.Tan, el.Asinh, el.Acosh, el.Atanh, el.Expm1, el.Exp2, el.Log10, el.Log2,
+    el.Reciprocal, el.Rsqrt, el.Deg2rad, el.Rad2deg, el.Ceil, el.Floor, el.Trunc))
 
 
 def clamp(a, min=None, max=None):  # noqa: A002
@@ -119,7 +128,15 @@ def log_softmax(a, dim):
 
 
 def reshape(a, *shape):
-    return View.apply(a, _size_args(shape))
+    shape = _size_args(shape)
+    if not a._data.flags.c_contiguous and a._data.ndim > 1:
+        try:
+            np.reshape(a._data, shape, copy=False)
+        except ValueError:  # not expressible as a view: PyTorch copies (CloneBackward0 + UnsafeViewBackward0)
+            from .rearrange import UnsafeView
+
+            return UnsafeView.apply(Clone.apply(a), shape)
+    return View.apply(a, shape)
 
 
 def view(a, *shape):
@@ -183,11 +200,17 @@ def stack(tensors, dim=0):
 
 
 def narrow(a, dim, start, length):
+    if a._data.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.\nnarrow takes a range along a dimension; "
+                           "this tensor has none.")
     d = _wrap_dim(dim, a._data.ndim, "narrow")
     return Slice.apply(a, (slice(None),) * d + (slice(start, start + length),))
 
 
 def select(a, dim, index):
+    if a._data.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.\nselect picks an entry along a dimension; "
+                         "this tensor has none.")
     d = _wrap_dim(dim, a._data.ndim, "select")
     return Select.apply(a, (slice(None),) * d + (index,))
 
@@ -213,12 +236,6 @@ def square(a):
     return PowScalar.apply(a, 2)
 
 
-def rsqrt(a):
-    return RDivScalar.apply(Sqrt.apply(a), 1.0)
-
-
-def reciprocal(a):
-    return RDivScalar.apply(a, 1.0)
 
 
 def norm(a, p=2, dim=None, keepdim=False):
@@ -227,21 +244,32 @@ def norm(a, p=2, dim=None, keepdim=False):
     return Norm2.apply(a, dim, keepdim)
 
 
-def var(a, dim=None, unbiased=True, keepdim=False, correction=None):
-    n = a._data.size if dim is None else int(np.prod([a._data.shape[d] for d in ((dim,) if isinstance(dim, int) else dim)]))
+def var(a, dim=None, unbiased=True, keepdim=False, correction=None, *, _name="var"):
+    axes = _axes(dim, a._data.ndim, _name)
+    n = int(np.prod([a._data.shape[d] for d in axes], dtype=np.int64))
     ddof = (1 if unbiased else 0) if correction is None else correction
     d = a - a.mean(dim, keepdim=True)
-    return (d * d).sum(dim, keepdim) / (n - ddof)
+    if n - ddof > 0:
+        return (d * d).sum(dim, keepdim) / (n - ddof)
+    warnings.warn(f"{_name}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
+                  "factor (input numel divided by output numel).", UserWarning, stacklevel=2 if _name == "var" else 3)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (d * d).sum(dim, keepdim) / 0.0  # nan (inf where the squares do not sum to 0), as in PyTorch
 
 
 def std(a, dim=None, unbiased=True, keepdim=False, correction=None):
-    return var(a, dim, unbiased, keepdim, correction).sqrt()
+    return var(a, dim, unbiased, keepdim, correction, _name="std").sqrt()
 
 
 def logsumexp(a, dim, keepdim=False):
-    m = Tensor._wrap(a._data.max(axis=dim, keepdims=True))
-    out = (a - m).exp().sum(dim, keepdim=True).log() + m
-    return out if keepdim else out.squeeze(dim)
+    """log(sum(exp(a))) over ``dim``, shifted by the maximum so that nothing overflows."""
+    x = a._data
+    axes = _axes(dim, x.ndim, "logsumexp")
+    m = np.max(x, axis=axes, keepdims=True, initial=-np.inf) if x.size else np.zeros(_kept_shape(x.shape, axes), x.dtype)
+    m = np.where(np.isfinite(m), m, 0).astype(x.dtype, copy=False)  # all -inf (or an inf): shift by 0, as PyTorch
+    with np.errstate(divide="ignore"):
+        out = (a - _wrap(m)).exp().sum(axes, keepdim=True).log() + _wrap(m)
+    return out if keepdim else out.reshape([s for i, s in enumerate(x.shape) if i not in axes])
 
 
 # --- in-place operations --------------------------------------------------------------
@@ -266,17 +294,38 @@ def _check_inplace(a: Tensor, what: str) -> None:
         )
 
 
-def _run_inplace(a: Tensor, fn_cls, args: tuple, what: str) -> Tensor:
-    """Run ``fn_cls`` out of place, then write the result into ``a`` and move ``a`` onto the new node."""
-    if not a._data.flags.writeable:
-        raise RuntimeError(
+def _not_writable(a: Tensor, what: str) -> RuntimeError:
+    x = a._data
+    if any(st == 0 and n > 1 for st, n in zip(x.strides, x.shape)):
+        return RuntimeError(
             "unsupported operation: more than one element of the written-to tensor refers to a single memory "
             f"location. Please clone() the tensor before performing the operation.\n{what}: this tensor is an "
             "expand()ed view, whose entries share memory; clone() it first."
         )
+    return RuntimeError(
+        f"{what}: this tensor's memory is read-only\nIt shares memory with a NumPy array that NumPy itself cannot "
+        "write to (made from a bytes object or a memory-mapped file, or the read-only view of another tensor's "
+        "gradient). clone() it first."
+    )
+
+
+def _run_inplace(a: Tensor, fn_cls, args: tuple, what: str) -> Tensor:
+    """Run ``fn_cls`` out of place, then write the result into ``a`` and move ``a`` onto the new node."""
+    if not a._data.flags.writeable:
+        raise _not_writable(a, what)
     recording = _GradMode.enabled and (a._rg or any(isinstance(x, Tensor) and x._rg for x in args))
     if recording:
         _check_inplace(a, what)
+        if a._extra is not None and "multi_view" in a._extra and a.grad_fn is not None:
+            from ..autograd.function import _op_name
+
+            raise RuntimeError(
+                f"Output {a._output_nr} of {_op_name(a.grad_fn)} is a view and is being modified inplace. This view "
+                "is the output of a function that returns multiple views. Such functions do not allow the output "
+                "views to be modified inplace. You should replace the inplace operation by an out-of-place one.\n"
+                f"{what}: this tensor is one of the pieces returned by split / chunk / unbind; write into the whole "
+                "tensor instead (e.g. x[:, :2].add_(1)), or use torch.no_grad() if no gradient is needed."
+            )
         if a._base is not None:
             steps = a._get_extra("view_steps")
             if steps is not None:
@@ -358,11 +407,155 @@ def index_put_(a: Tensor, idx, value) -> None:
         value = _wrap(np.asarray(value, dtype=a._data.dtype))
     recording = _GradMode.enabled and (a._rg or (isinstance(value, Tensor) and value._rg))
     if not recording:
+        if not a._data.flags.writeable:
+            raise _not_writable(a, "__setitem__ (x[...] = value)")
         a._data[idx] = fit_value(a._data, idx, value)
         a._bump_version()
         return
     cls = CopySlices if _is_basic(idx) else IndexPut
     _run_inplace(a, cls, (value, idx), "__setitem__ (x[...] = value)")
+
+
+# --- the breadth of PyTorch's API (issue 12): families in their own modules -----------------------------------
+from .activation import celu, elu, gelu, hardtanh, leaky_relu, logsigmoid, mish, relu6, selu, silu, softplus  # noqa: E402
+from .comparison import all as _all, any as _any  # noqa: E402  (kept off this module's namespace: builtins)
+from .comparison import (bitwise_and, bitwise_not, bitwise_or, bitwise_xor, count_nonzero, eq,  # noqa: E402,A004
+                         ge, greater, greater_equal, gt, isclose, isfinite, isinf, isnan, isneginf, isposinf, isreal,
+                         le, less, less_equal, logical_and, logical_not, logical_or, logical_xor, lt, ne, not_equal,
+                         signbit)
+from .elementwise import round as _round  # noqa: E402
+from .elementwise import (atan2, fmod, frac, heaviside, hypot, lerp, logaddexp, logaddexp2, nan_to_num,  # noqa: E402
+                          remainder)
+from .indexing import (gather, index_add, index_add_, index_fill, index_fill_, index_select, masked_fill,  # noqa: E402
+                       masked_fill_, masked_select, scatter, scatter_, scatter_add, scatter_add_, take, take_along_dim)
+from .matrix import (addmm, addmv, baddbmm, bmm, cross, det, diag, diag_embed, diagonal, einsum, inner,  # noqa: E402
+                     inverse, kron, matrix_power, mv, outer, solve, tensordot, trace, tril, triu)
+from .product import cumprod, prod  # noqa: E402
+from .rearrange import (atleast_1d, atleast_2d, atleast_3d, chunk, column_stack, dstack, flip, fliplr,  # noqa: E402
+                        flipud, hstack, movedim, repeat, repeat_interleave, roll, row_stack, split, tensor_split, tile,
+                        unbind, unflatten, vstack)
+from .sorting import (argsort, argwhere, kthvalue, median, msort, nonzero, sort, topk, unique,  # noqa: E402
+                      unique_consecutive)
+
+arccos, arcsin, arctan, arctan2, arcsinh, arccosh, arctanh = acos, asin, atan, atan2, asinh, acosh, atanh
+absolute, negative, fix = abs, neg, trunc
+moveaxis, swapaxes, swapdims = movedim, transpose, transpose
+ger = outer
+
+
+def clamp_min(a, min):  # noqa: A002
+    return Clamp.apply(a, min, None)
+
+
+def clamp_max(a, max):  # noqa: A002
+    return Clamp.apply(a, None, max)
+
+
+def positive(a):
+    return a
+
+
+def sgn(a):
+    return Sign.apply(a)
+
+
+def float_power(a, b):
+    a = a.to(_F64_DTYPE) if isinstance(a, Tensor) else a
+    b = b.to(_F64_DTYPE) if isinstance(b, Tensor) else b
+    return a ** b if isinstance(a, Tensor) else _t(np.float64(a)) ** b
+
+
+def floor_divide(a, b):
+    """Rounding toward minus infinity (PyTorch >= 1.13); no gradient (PyTorch's is not implemented either)."""
+    x = a._data if isinstance(a, Tensor) else np.asarray(a)
+    y = b._data if isinstance(b, Tensor) else b
+    return _wrap(np.asarray(np.floor_divide(x, y)))
+
+
+def xlogy(a, b):
+    """a * log(b), with 0 where a == 0 (even where b is 0 or nan is not involved)."""
+    b = b if isinstance(b, Tensor) else el.operand(b, a)
+    zero = _wrap(np.zeros((), np.result_type(a._data.dtype, b._data.dtype)))
+    safe_b = where(a == 0, 1.0, b)
+    return where(a == 0, zero, a * safe_b.log())
+
+
+def diff(a, n: int = 1, dim: int = -1, prepend=None, append=None):
+    if a._data.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if prepend is not None or append is not None:
+        parts = [p for p in (prepend, a, append) if p is not None]
+        a = cat(parts, dim)
+    for _ in range(n):
+        k = a._data.shape[_wrap_dim(dim, a._data.ndim, "diff")]
+        a = a.narrow(dim, 1, k - 1) - a.narrow(dim, 0, k - 1)
+    return a
+
+
+def nansum(a, dim=None, keepdim=False, dtype=None):
+    """The sum with NaNs counted as 0 (their gradient is 0 too)."""
+    return sum(where(a.isnan(), 0.0, a), dim, keepdim, dtype)
+
+
+def nanmean(a, dim=None, keepdim=False, dtype=None):
+    keep = a.isnan().logical_not()
+    return nansum(a, dim, keepdim, dtype) / keep.sum(dim, keepdim)
+
+
+def aminmax(a, *, dim=None, keepdim=False):  # noqa: D103
+    from collections import namedtuple
+
+    pair = namedtuple("aminmax", ["min", "max"])
+    return pair(amin(a, dim, keepdim), amax(a, dim, keepdim))
+
+
+def logcumsumexp(a, dim):
+    """log(cumsum(exp(a))) along dim, as a running logaddexp (stable for any spread of values)."""
+    from .special import LogCumSumExp
+
+    return LogCumSumExp.apply(a, dim)
+
+
+def cummax(a, dim):
+    return _cum_extreme(a, dim, np.maximum, "cummax")
+
+
+def cummin(a, dim):
+    return _cum_extreme(a, dim, np.minimum, "cummin")
+
+
+def _cum_extreme(a, dim, ufunc, name):
+    """Running max / min along dim with the index where each was reached (the gradient goes there)."""
+    from .sorting import RETURN_TYPES
+
+    x = a._data
+    d = _wrap_dim(dim, x.ndim, name) if x.ndim else 0
+    if not x.ndim:
+        return RETURN_TYPES[name](a * 1.0, _wrap(np.zeros((), np.int64)))
+    running = ufunc.accumulate(x, axis=d)
+    pos = np.arange(x.shape[d]).reshape([-1 if k == d else 1 for k in range(x.ndim)])
+    # index of the latest element equal to the running extreme (PyTorch keeps the last on ties)
+    hit = np.where(x == running, pos, 0)
+    idx = np.maximum.accumulate(hit, axis=d).astype(np.int64)
+    values = gather(a, d, _wrap(idx))
+    return RETURN_TYPES[name](values, _wrap(idx))
+
+
+def multinomial(probs, num_samples: int, replacement: bool = False, *, generator=None):
+    from .._factories import _multinomial
+
+    return _multinomial(probs, num_samples, replacement)
+
+
+def bernoulli(probs, p=None, *, generator=None):
+    from .._factories import _rng
+
+    q = probs._data if p is None else np.full(probs._data.shape, p)
+    return _wrap((_rng[0].random(probs._data.shape) < q).astype(probs._data.dtype))
+
+
+def type_as(a, other):
+    return a.to(other.dtype)
 
 
 # --- methods attached to Tensor --------------------------------------------------------
@@ -376,8 +569,105 @@ TENSOR_METHODS = {
     "transpose": transpose, "t": t, "permute": permute, "squeeze": squeeze, "unsqueeze": unsqueeze,
     "expand": expand, "expand_as": expand_as, "narrow": narrow, "select": select, "square": square,
     "rsqrt": rsqrt, "reciprocal": reciprocal, "norm": norm, "var": var, "std": std,
-    "logsumexp": logsumexp, "cumsum": cumsum, "erf": erf, "erfc": erfc, "dot": dot, "where": lambda self, cond, other: where(cond, self, other),
+    "logsumexp": logsumexp, "cumsum": cumsum, "dot": dot, "where": lambda self, cond, other: where(cond, self, other),
 }
+# PyTorch's tensor methods among the functions above (a test checks this list against torch.Tensor)
+_MORE_METHODS = """
+erf erfc acos asin atan tan asinh acosh atanh expm1 exp2 log10 log2 deg2rad rad2deg ceil floor trunc frac round
+atan2 remainder fmod lerp heaviside logaddexp logaddexp2 hypot nan_to_num xlogy float_power floor_divide true_divide
+arccos arcsin arctan arctan2 arcsinh arccosh arctanh absolute negative fix positive sgn clamp_min clamp_max
+eq ne lt le gt ge greater greater_equal less less_equal not_equal isclose isinf isposinf isneginf isfinite isnan isreal
+signbit logical_and logical_or logical_xor logical_not bitwise_and bitwise_or bitwise_xor bitwise_not all any
+count_nonzero prod cumprod sort argsort msort topk kthvalue median unique unique_consecutive nonzero argwhere
+gather scatter scatter_add index_select index_add index_fill masked_fill masked_select take take_along_dim
+scatter_ scatter_add_ index_add_ index_fill_ masked_fill_
+addmm addmv baddbmm bmm mv outer ger inner kron trace diag diag_embed diagonal tril triu det inverse matrix_power cross
+flip fliplr flipud roll repeat tile repeat_interleave chunk split tensor_split unbind movedim moveaxis swapaxes
+swapdims unflatten diff nansum nanmean aminmax logcumsumexp cummax cummin multinomial bernoulli type_as
+silu gelu relu6 selu celu logsigmoid softplus hardtanh
+""".split()
+_BUILTIN_NAMED = {"all": _all, "any": _any, "round": _round}
+TENSOR_METHODS.update({name: _BUILTIN_NAMED.get(name) or globals()[name] for name in _MORE_METHODS if name not in
+                       ("silu", "gelu", "relu6", "logsigmoid", "softplus", "hardtanh", "celu")})
+
+
+# In-place forms (x.exp_()): the out-of-place op, written into the tensor by _run_inplace (version counter,
+# leaf checks, recorded on views' bases).
+_INPLACE_UNARY = {
+    "exp": Exp, "log": Log, "log1p": Log1p, "sqrt": Sqrt, "abs": Abs, "sin": Sin, "cos": Cos, "tanh": Tanh,
+    "sinh": Sinh, "cosh": Cosh, "sigmoid": Sigmoid, "neg": Neg, "sign": Sign, "erf": Erf, "erfc": Erfc,
+    "acos": el.Acos, "asin": el.Asin, "atan": el.Atan, "tan": el.Tan, "asinh": el.Asinh, "acosh": el.Acosh,
+    "atanh": el.Atanh, "expm1": el.Expm1, "exp2": el.Exp2, "log10": el.Log10, "log2": el.Log2,
+    "reciprocal": el.Reciprocal, "rsqrt": el.Rsqrt, "ceil": el.Ceil, "floor": el.Floor, "trunc": el.Trunc,
+    "frac": el.Frac, "deg2rad": el.Deg2rad, "rad2deg": el.Rad2deg,
+}
+
+
+def _inplace_unary(name: str, cls):
+    def method(self):
+        return _run_inplace(self, cls, (), f"{name}_()")
+
+    method.__name__ = name + "_"
+    method.__doc__ = f"In-place {name}."
+    return method
+
+
+def _pow_(self, exponent):
+    return _run_inplace(self, Pow if isinstance(exponent, Tensor) else PowScalar, (exponent,), "pow_()")
+
+
+def _round_(self, decimals: int = 0):
+    if decimals:
+        return _run_inplace(self, el.RoundDecimals, (decimals,), "round_()")
+    return _run_inplace(self, el.Round, (), "round_()")
+
+
+def _clamp_min_(self, min):  # noqa: A002
+    return _run_inplace(self, Clamp, (min, None), "clamp_min_()")
+
+
+def _clamp_max_(self, max):  # noqa: A002
+    return _run_inplace(self, Clamp, (None, max), "clamp_max_()")
+
+
+def _square_(self):
+    return _run_inplace(self, PowScalar, (2,), "square_()")
+
+
+def _lerp_(self, end, weight):
+    w = weight if isinstance(weight, Tensor) else _wrap(np.asarray(weight, dtype=self._data.dtype))
+    return _run_inplace(self, el.Lerp if isinstance(weight, Tensor) else el.LerpScalar, (end, w), "lerp_()")
+
+
+def _fmod_(self, other):
+    return _run_inplace(self, el.Fmod if isinstance(other, Tensor) else el.FmodScalar, (el.operand(other, self),),
+                        "fmod_()")
+
+
+def _remainder_(self, other):
+    return _run_inplace(self, el.Remainder if isinstance(other, Tensor) else el.RemainderScalar,
+                        (el.operand(other, self),), "remainder_()")
+
+
+def _nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
+    return _run_inplace(self, el.NanToNum, (nan, posinf, neginf), "nan_to_num_()")
+
+
+def _tril_(self, diagonal=0):
+    from .matrix import Tril
+
+    return _run_inplace(self, Tril, (diagonal,), "tril_()")
+
+
+def _triu_(self, diagonal=0):
+    from .matrix import Triu
+
+    return _run_inplace(self, Triu, (diagonal,), "triu_()")
+
+
+_INPLACE_WITH_ARGS = {"pow": _pow_, "round": _round_, "clamp_min": _clamp_min_, "clamp_max": _clamp_max_,
+                      "square": _square_, "lerp": _lerp_, "fmod": _fmod_, "remainder": _remainder_,
+                      "nan_to_num": _nan_to_num_, "tril": _tril_, "triu": _triu_}
 
 
 def _install_methods() -> None:
@@ -392,6 +682,10 @@ def _install_methods() -> None:
 
     Tensor.view_as = view_as
     Tensor.reshape_as = reshape_as
+    for name, cls in _INPLACE_UNARY.items():
+        setattr(Tensor, name + "_", _inplace_unary(name, cls))
+    for name, fn in _INPLACE_WITH_ARGS.items():
+        setattr(Tensor, name + "_", fn)
     Tensor.T = property(lambda self: Permute.apply(self, tuple(range(self._data.ndim))[::-1]),
                         doc="The tensor with its dimensions reversed (the transpose of a matrix).")
     Tensor.mT = property(lambda self: Transpose.apply(self, -2, -1))

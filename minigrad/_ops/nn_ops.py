@@ -25,9 +25,13 @@ class Softmax(Function):
     @staticmethod
     def forward(ctx, a, dim):
         d = _wrap_dim(dim, a._data.ndim, "softmax")
-        z = a._data - a._data.max(axis=d, keepdims=True)
-        e = np.exp(z, out=z)
-        e /= e.sum(axis=d, keepdims=True)
+        x = a._data
+        if x.ndim and x.shape[d]:
+            z = x - x.max(axis=d, keepdims=True)
+            e = np.exp(z, out=z)
+            e /= e.sum(axis=d, keepdims=True)
+        else:  # a 0-d tensor (its softmax is 1) or nothing along dim (an empty result), as in PyTorch
+            e = np.ones(x.shape, x.dtype)
         out = _wrap(e)
         ctx.d = d
         ctx.save_for_backward(out)
@@ -51,8 +55,12 @@ class LogSoftmax(Function):
     @staticmethod
     def forward(ctx, a, dim):
         d = _wrap_dim(dim, a._data.ndim, "log_softmax")
-        z = a._data - a._data.max(axis=d, keepdims=True)
-        z -= np.log(np.exp(z).sum(axis=d, keepdims=True))
+        x = a._data
+        if x.ndim and x.shape[d]:
+            z = x - x.max(axis=d, keepdims=True)
+            z -= np.log(np.exp(z).sum(axis=d, keepdims=True))
+        else:  # a 0-d tensor (log 1 = 0) or nothing along dim (an empty result), as in PyTorch
+            z = np.zeros(x.shape, x.dtype)
         out = _wrap(z)
         ctx.d = d
         ctx.save_for_backward(out)

@@ -16,11 +16,38 @@ _TORCH_TYPE = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char"
 
 
 def _axes(dim, ndim: int, where: str):
-    """Normalise ``dim`` to a sorted tuple of non-negative axes (None = all)."""
+    """Normalise ``dim`` to a sorted tuple of non-negative axes (None = all).
+
+    As in PyTorch, dims -1 and 0 are valid for a 0-d tensor (there is nothing to reduce: no axes),
+    and a dim given twice is an error.
+    """
     if dim is None:
         return tuple(range(ndim))
-    dims = (dim,) if isinstance(dim, int) else tuple(dim)
-    return tuple(sorted({_wrap_dim(d, ndim, where) for d in dims}))
+    if isinstance(dim, int):
+        d = _wrap_dim(dim, ndim, where)
+        return (d,) if ndim else ()
+    axes = [_wrap_dim(d, ndim, where) for d in dim]
+    if len(set(axes)) != len(axes):
+        twice = next(a for a in axes if axes.count(a) > 1)
+        raise RuntimeError(f"dim {twice} appears multiple times in the list of dims\n{where}: got dims {list(dim)} "
+                           f"for a tensor with {ndim} dimension(s).")
+    return tuple(sorted(axes)) if ndim else ()
+
+
+def _check_nonempty(x: np.ndarray, axes: tuple, where: str, dim_given: bool) -> None:
+    """PyTorch's errors for max / min / argmax... of nothing (reducing over a dimension of size 0)."""
+    if not dim_given:
+        if x.size == 0:
+            raise (IndexError if where.startswith("arg") else RuntimeError)(
+                f"{where}(): Expected reduction dim to be specified for input.numel() == 0."
+                + ("" if where.startswith("arg") else " Specify the reduction dim with the 'dim' argument.")
+                + f"\nThe tensor (shape {list(x.shape)}) has no elements, so it has no {where.removeprefix('arg')}.")
+        return
+    for ax in axes:
+        if x.shape[ax] == 0:
+            raise IndexError(f"{where}(): Expected reduction dim {ax} to have non-zero size.\nThe tensor has shape "
+                             f"{list(x.shape)}: there is nothing to take the {where.removeprefix('a')} of along "
+                             f"dim {ax}.")
 
 
 def _kept_shape(shape: tuple, axes: tuple) -> tuple:
@@ -58,7 +85,9 @@ class Mean(Function):
         shape = a._data.shape
         axes = _axes(dim, len(shape), "mean")
         ctx.shape, ctx.kept = shape, _kept_shape(shape, axes)
-        ctx.n = int(np.prod([shape[i] for i in axes])) if axes else 1
+        ctx.n = n = int(np.prod([shape[i] for i in axes])) if axes else 1
+        if not n:  # the mean of nothing: nan, as in PyTorch (without NumPy's warning)
+            return _wrap(np.full(a._data.sum(axis=axes, keepdims=keepdim).shape, np.nan, a._data.dtype))
         return _wrap(np.asarray(a._data.mean(axis=axes, keepdims=keepdim)))
 
     @staticmethod
@@ -123,16 +152,17 @@ class _Extreme(Function):
     """amax / amin (and max / min over everything): ties share the gradient evenly."""
 
     ufunc = np.max
+    op = "amax"
 
     @classmethod
     def forward(cls, ctx, a, dim, keepdim):
-        if a._data.size == 0:
-            raise RuntimeError(f"{cls.__name__.lower()}(): Expected reduction dim to be specified for input.numel() == 0.")
-        shape = a._data.shape
-        axes = _axes(dim, len(shape), cls.__name__.lower())
-        kept_val = cls.ufunc(a._data, axis=axes, keepdims=True)
+        x = a._data
+        shape = x.shape
+        axes = _axes(dim, len(shape), cls.op)
+        _check_nonempty(x, axes, cls.op, dim is not None)
+        kept_val = cls.ufunc(x, axis=axes, keepdims=True)
         ctx.shape, ctx.kept = shape, _kept_shape(shape, axes)
-        mask = a._data == kept_val
+        mask = x == kept_val
         ctx.weights = mask / mask.sum(axis=axes, keepdims=True)
         return _wrap(kept_val if keepdim else kept_val.reshape([s for i, s in enumerate(shape) if i not in axes]))
 
@@ -149,16 +179,19 @@ class Amax(_Extreme):
 class Amin(_Extreme):
     _node_name = "AminBackward0"
     ufunc = np.min
+    op = "amin"
 
 
 class MaxAll(_Extreme):
     _node_name = "MaxBackward1"
     ufunc = np.max
+    op = "max"
 
 
 class MinAll(_Extreme):
     _node_name = "MinBackward1"
     ufunc = np.min
+    op = "min"
 
 
 class _ExtremeDim(Function):
@@ -168,7 +201,9 @@ class _ExtremeDim(Function):
 
     @classmethod
     def forward(cls, ctx, a, dim, keepdim):
-        d = _wrap_dim(dim, a._data.ndim, cls.__name__.lower())
+        d = _wrap_dim(dim, a._data.ndim, cls.op)
+        if a._data.ndim:
+            _check_nonempty(a._data, (d,), cls.op, True)
         idx = np.expand_dims(cls.arg(a._data, axis=d), d) if a._data.ndim else np.zeros((), np.int64)
         vals = np.take_along_axis(a._data, idx, axis=d) if a._data.ndim else a._data.copy()
         ctx.shape, ctx.d, ctx.idx = a._data.shape, d, idx
@@ -192,11 +227,13 @@ class _ExtremeDim(Function):
 class MaxDim(_ExtremeDim):
     _node_name = "MaxBackward0"
     arg = np.argmax
+    op = "max"
 
 
 class MinDim(_ExtremeDim):
     _node_name = "MinBackward0"
     arg = np.argmin
+    op = "min"
 
 
 def _return_type(name: str):
@@ -236,15 +273,22 @@ def min(a, dim=None, keepdim=False):  # noqa: A001
     return _extreme(a, dim, keepdim, MinAll, MinDim)
 
 
-def argmax(a, dim=None, keepdim=False) -> Tensor:
+def _arg_extreme(a, dim, keepdim, fn, name: str) -> Tensor:
+    x = a._data
     if dim is None:
-        return _wrap(np.asarray(np.argmax(a._data), dtype=np.int64))
-    d = _wrap_dim(dim, a._data.ndim, "argmax")
-    return _wrap(np.argmax(a._data, axis=d, keepdims=keepdim).astype(np.int64))
+        _check_nonempty(x, (), name, False)
+        out = np.asarray(fn(x), dtype=np.int64)
+        return _wrap(out.reshape((1,) * x.ndim) if keepdim else out)
+    d = _wrap_dim(dim, x.ndim, name)
+    if not x.ndim:
+        return _wrap(np.zeros((), np.int64))
+    _check_nonempty(x, (d,), name, True)
+    return _wrap(fn(x, axis=d, keepdims=keepdim).astype(np.int64))
+
+
+def argmax(a, dim=None, keepdim=False) -> Tensor:
+    return _arg_extreme(a, dim, keepdim, np.argmax, "argmax")
 
 
 def argmin(a, dim=None, keepdim=False) -> Tensor:
-    if dim is None:
-        return _wrap(np.asarray(np.argmin(a._data), dtype=np.int64))
-    d = _wrap_dim(dim, a._data.ndim, "argmin")
-    return _wrap(np.argmin(a._data, axis=d, keepdims=keepdim).astype(np.int64))
+    return _arg_extreme(a, dim, keepdim, np.argmin, "argmin")

@@ -148,6 +148,10 @@ class Cat(Function):
         try:
             out = np.concatenate([t._data for t in tensors], axis=d)
         except ValueError:
+            for k, t in enumerate(tensors):
+                if t._data.ndim == 0:
+                    raise RuntimeError(f"zero-dimensional tensor (at position {k}) cannot be concatenated\ncat joins "
+                                       "tensors along an existing dimension; use stack for 0-d tensors.") from None
             shapes = ", ".join(str(list(t._data.shape)) for t in tensors)
             first = tensors[0]._data.shape
             detail = ""
@@ -362,6 +366,10 @@ def replay_view(x, steps: tuple, tensor: bool):
             x = x.unsqueeze(args[0]) if tensor else np.expand_dims(x, args[0])
         elif kind == "expand":
             x = x.expand(args[0]) if tensor else np.broadcast_to(x, args[0])
+        elif kind == "diagonal":
+            from .matrix import diagonal_view
+
+            x = x.diagonal(*args) if tensor else diagonal_view(x, *args)
         else:
             raise ValueError(kind)
     return x

@@ -10,8 +10,9 @@ import math
 
 import numpy as np
 
-from .._tensor import Tensor
+from .._tensor import Tensor, _wrap_dim
 from ..autograd.function import Function
+from ..autograd.grad_mode import _GradMode
 
 _wrap = Tensor._wrap
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -99,3 +100,57 @@ class Erfc(Function):
     def backward(ctx, g):
         (a,) = ctx.saved_tensors
         return g * ((a * a).neg().exp() * -_TWO_OVER_SQRT_PI)
+
+
+class LogCumSumExp(Function):
+    """y_j = log(exp(x_0) + ... + exp(x_j)) along ``dim``: NumPy's ``logaddexp.accumulate``, stable for any spread.
+
+    dL/dx_i = sum_{j >= i} g_j exp(x_i - y_j). Split into the positive and negative parts of g, each sum is
+    exp(x_i + reverse-logcumsumexp(log|g| - y)): never exp of anything above 0 (y_j >= x_i for j >= i).
+    """
+
+    _node_name = "LogcumsumexpBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        x = _float_input(a, "logcumsumexp")
+        if not x.ndim:
+            _wrap_dim(dim, 0, "logcumsumexp")
+            ctx.d = None
+            out = _wrap(x.copy())
+        else:
+            ctx.d = d = _wrap_dim(dim, x.ndim, "logcumsumexp")
+            out = _wrap(np.logaddexp.accumulate(x, axis=d) if x.size else x.copy())
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        a, y = ctx.saved_tensors
+        d = ctx.d
+        if d is None:
+            return g, None
+        if not _GradMode.enabled:  # log domain on the arrays: sum_j g_j e^(x_i - y_j) for g > 0 and g < 0 apart
+            gd, x, yd = g._data, a._data, y._data
+            with np.errstate(divide="ignore"):
+                log_abs = np.log(np.abs(gd))
+
+            def part(mask):
+                z = np.where(mask, log_abs, -np.inf) - yd
+                rev = np.flip(np.logaddexp.accumulate(np.flip(z, d), axis=d), d)
+                return np.exp(rev + x)
+
+            return _wrap(part(gd > 0) - part(gd < 0)), None
+        # recorded (second derivatives): the same sum over a (..., i, j) triangle, every factor a minigrad op
+        from .pointwise import where
+        from .rearrange import movedim
+
+        last = d == a._data.ndim - 1
+        x = a if last else movedim(a, d, -1)
+        yl = y if last else movedim(y, d, -1)
+        gl = g if last else movedim(g, d, -1)
+        n = x._data.shape[-1]
+        upper = _wrap(np.arange(n).reshape(1, n) >= np.arange(n).reshape(n, 1))  # [i, j]: j >= i
+        diff = where(upper, x.unsqueeze(-1) - yl.unsqueeze(-2), -np.inf)  # x_i - y_j, -inf below the diagonal
+        grad = (diff.exp() * gl.unsqueeze(-2)).sum(-1)
+        return (grad if last else movedim(grad, -1, d)), None

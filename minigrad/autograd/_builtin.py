@@ -15,21 +15,19 @@ so each recorded operation creates few objects for Python's garbage collector to
 """
 from __future__ import annotations
 
-import traceback
-
 import numpy as np
 
 from .._tensor import Tensor
 from .anomaly_mode import _Anomaly
-from .function import (_NO_GRAD_EDGE, _NOT_TENSOR_EDGE, FunctionCtx, _edge, _new, _next_seq, _record_edges,
-                       _record_saved, _wrap_outputs)
-from .grad_mode import _GradMode
+from .function import (_NEEDS, _NO_GRAD_EDGE, _NOT_TENSOR_EDGE, FunctionCtx, _leaf_node, _new, _next_seq,
+                       _pack_saved, _record_edges, _record_saved, _user_stack, _wrap_outputs)
+from .grad_mode import _GRAD_OFF, _GradMode
 
 
 def _builtin_apply(cls, *args):
     """``apply`` of minigrad's own ops: positional arguments only, no checks they don't need."""
     __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
-    if _GradMode.enabled:
+    if not _GRAD_OFF or _GradMode.enabled:  # grad mode is on (_GRAD_OFF: see grad_mode.py)
         for a in args:
             if isinstance(a, Tensor) and a._rg:
                 return _record_builtin(cls, args)
@@ -52,55 +50,97 @@ def _record_builtin(cls, args: tuple):
 def _apply_pair(cls, a: Tensor, b: Tensor):
     """``cls.apply(a, b)`` for a built-in op on two tensors: the binary operators' hot path."""
     __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
-    if not (_GradMode.enabled and (a._rg or b._rg)):
+    if not ((a._rg or b._rg) and (not _GRAD_OFF or _GradMode.enabled)):
         return cls.forward(_NO_GRAPH_CTX, a, b)
     ctx = _new(cls._backward_cls)
     seq = ctx._seq = _next_seq()
+    # The edges (what _record_edges in function.py computes), inline: a call costs as much.
     if a._rg:
+        fn, d = a.grad_fn, a._data
+        edges = (fn if fn is not None else _leaf_node(a, seq, 0)), a._output_nr, d.shape, d.dtype
         if b._rg:
-            ctx._edges = _edge(a, seq, 0) + _edge(b, seq, 1)
-            ctx.needs_input_grad = (True, True)
+            fn, d = b.grad_fn, b._data
+            ctx._edges = edges + ((fn if fn is not None else _leaf_node(b, seq, 1)), b._output_nr, d.shape, d.dtype)
+            ctx.needs_input_grad = _BOTH
         else:
-            ctx._edges = _edge(a, seq, 0) + _NO_GRAD_EDGE
-            ctx.needs_input_grad = (True, False)
+            ctx._edges = edges + _NO_GRAD_EDGE
+            ctx.needs_input_grad = _FIRST
     else:
-        ctx._edges = _NO_GRAD_EDGE + _edge(b, seq, 1)
-        ctx.needs_input_grad = (False, True)
-    return _run_builtin_forward(cls, ctx, (a, b))
+        fn, d = b.grad_fn, b._data
+        ctx._edges = _NO_GRAD_EDGE + ((fn if fn is not None else _leaf_node(b, seq, 1)), b._output_nr, d.shape,
+                                      d.dtype)
+        ctx.needs_input_grad = _SECOND
+    out = cls.forward(ctx, a, b)
+    # Attach the output and record what was saved: _finish, inline for the common case.
+    if type(out) is Tensor and ((dt := out._data.dtype) is _F64 or dt is _F32) and not ctx._special:
+        out.grad_fn = ctx
+        out._rg = True
+        saved = ctx._saved
+        if saved is not None:
+            for t in saved:
+                if t is not None and (t._vc is not None or t is out):
+                    _pack_saved(ctx, saved)  # versions to record, or the output to keep as an array
+                    break
+        if _Anomaly.enabled:
+            ctx._forward_trace = _user_stack()
+        return out
+    return _finish(cls, ctx, (a, b), out)
 
 
 def _apply_first(cls, a: Tensor, *rest):
     """``cls.apply(a, *rest)`` for a built-in op whose only tensor argument is ``a``."""
     __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
-    if not (_GradMode.enabled and a._rg):
+    if not (a._rg and (not _GRAD_OFF or _GradMode.enabled)):
         return cls.forward(_NO_GRAPH_CTX, a, *rest)
     ctx = _new(cls._backward_cls)
     seq = ctx._seq = _next_seq()
+    fn, d = a.grad_fn, a._data
+    edges = (fn if fn is not None else _leaf_node(a, seq, 0)), a._output_nr, d.shape, d.dtype
     if rest:
         k = len(rest)
-        ctx._edges = _edge(a, seq, 0) + _NOT_TENSOR_EDGE * k
-        ctx.needs_input_grad = (True,) + (False,) * k
-        return _run_builtin_forward(cls, ctx, (a, *rest))
-    ctx._edges = _edge(a, seq, 0)
-    ctx.needs_input_grad = (True,)
-    return _run_builtin_forward(cls, ctx, (a,))
+        ctx._edges = edges + _NOT_TENSOR_EDGE * k
+        ctx.needs_input_grad = _NEEDS[k + 1][1 << k] if k < 6 else (True,) + (False,) * k
+        return _finish(cls, ctx, (a, *rest), cls.forward(ctx, a, *rest))
+    ctx._edges = edges
+    ctx.needs_input_grad = _FIRST_OF_ONE
+    out = cls.forward(ctx, a)
+    # As in _apply_pair.
+    if type(out) is Tensor and ((dt := out._data.dtype) is _F64 or dt is _F32) and not ctx._special:
+        out.grad_fn = ctx
+        out._rg = True
+        saved = ctx._saved
+        if saved is not None:
+            for t in saved:
+                if t is not None and (t._vc is not None or t is out):
+                    _pack_saved(ctx, saved)
+                    break
+        if _Anomaly.enabled:
+            ctx._forward_trace = _user_stack()
+        return out
+    return _finish(cls, ctx, (a,), out)
+
+
+_BOTH, _FIRST, _SECOND, _FIRST_OF_ONE = (True, True), (True, False), (False, True), (True,)
 
 
 def _run_builtin_forward(cls, ctx, args: tuple):
-    """Run a built-in forward on its new node, attach the output, record the saved tensors' versions."""
+    """Run a built-in forward on its new node, then ``_finish``."""
     __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
-    out = cls.forward(ctx, *args)
-    if (out.__class__ is Tensor and ((dt := out._data.dtype) is _F64 or dt is _F32 or dt.kind == "f")
-            and not ctx._special):
+    return _finish(cls, ctx, args, cls.forward(ctx, *args))
+
+
+def _finish(cls, ctx, args: tuple, out):
+    """Attach the output(s) of a built-in forward to its node and record the saved tensors' versions."""
+    __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
+    if type(out) is Tensor and out._data.dtype.kind == "f" and not ctx._special:
         out.grad_fn = ctx  # the common case: one fresh floating output
         out._rg = True
     else:
         out, _ = _wrap_outputs(cls, ctx, args, out)
-
     if ctx._saved is not None:  # set by _trusted_save_for_backward
         _record_saved(ctx, ctx._saved)
     if _Anomaly.enabled:
-        ctx._forward_trace = traceback.format_stack()[:-3]
+        ctx._forward_trace = _user_stack()
     return out
 
 

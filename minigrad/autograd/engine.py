@@ -23,8 +23,8 @@ import numpy as np
 
 from .._tensor import Tensor
 from .anomaly_mode import _Anomaly
-from .function import AccumulateGrad, _materialize
-from .grad_mode import _GradMode
+from .function import _FREED, AccumulateGrad, _materialize
+from .grad_mode import _GradMode, _set_grad_mode
 
 
 def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, create_graph: bool = False,
@@ -149,8 +149,7 @@ def _run(roots: Sequence[Tensor], root_grads: list, retain_graph: bool, create_g
             heappush(queue, (-node._seq, node))
 
     fast = capture is None and not _Anomaly.enabled
-    prev_mode = _GradMode.enabled
-    _GradMode.enabled = create_graph
+    prev_mode = _set_grad_mode(bool(create_graph))  # in this thread only, as everything below
     upcoming = None  # see the shortcut below
     try:
         while True:
@@ -161,11 +160,11 @@ def _run(roots: Sequence[Tensor], root_grads: list, retain_graph: bool, create_g
             else:
                 break
             buf = buffers.pop(node)
-            if node._plain and fast:
+            if fast and (backward_fn := node._fast_backward) is not None:
                 # A built-in single-output op without hooks: it returns the right number and types
                 # of gradients; shapes (broadcast inputs) and dtypes are checked below, as for all.
-                results = node._builtin_backward(node, buf)
-                if results.__class__ is not tuple:
+                results = backward_fn(node, buf)
+                if type(results) is not tuple:
                     results = (results,)
             else:
                 multi = node._n_outputs > 1
@@ -183,8 +182,7 @@ def _run(roots: Sequence[Tensor], root_grads: list, retain_graph: bool, create_g
                     continue
                 results = _call_backward(node, buf if multi else (buf,))
             if not retain_graph and node._saved is not None:
-                node._saved = None  # free the saved tensors
-                node._freed = True
+                node._saved = _FREED  # free the saved tensors
             edges = node._edges  # 4 entries per input: node, output_nr, shape, dtype
             j = 0
             for g in results:  # one gradient per input
@@ -211,7 +209,7 @@ def _run(roots: Sequence[Tensor], root_grads: list, retain_graph: bool, create_g
                                 upcoming = None
                 j += 4
     finally:
-        _GradMode.enabled = prev_mode
+        _set_grad_mode(prev_mode)
     return found
 
 
@@ -306,7 +304,7 @@ def _call_custom_backward(node, grads) -> list:
                           + "".join(node._forward_trace), UserWarning, stacklevel=2)
         raise
     if res.__class__ is not tuple:
-        res = tuple(res) if isinstance(res, list) else (res,)
+        res = (res,)  # one gradient (a list is one object too, refused below as PyTorch does)
     edges = node._edges
     n = len(edges) >> 2
     if len(res) != n:
@@ -325,7 +323,7 @@ def _call_custom_backward(node, grads) -> list:
             continue
         nxt = edges[4 * i]
         if not isinstance(g, Tensor):
-            raise TypeError(
+            raise RuntimeError(
                 f"expected Variable or None (got {type(g).__name__})\n{fwd.__name__}.backward returned a "
                 f"{type(g).__name__} as gradient {i}; return a Tensor (or None) for each forward argument."
             )

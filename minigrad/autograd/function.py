@@ -19,17 +19,18 @@ from __future__ import annotations
 
 import functools
 import itertools
-import re
 import sys
 import traceback
+import types
 import warnings
 from typing import Any
 
 import numpy as np
 
 from .._tensor import RemovableHandle, Tensor
+from ._saved_attrs import install as _install_saved_attributes
 from .anomaly_mode import _Anomaly
-from .grad_mode import _GradMode, no_grad
+from .grad_mode import _GradMode, _set_grad_mode, no_grad
 
 _new = object.__new__
 _wrap = Tensor._wrap
@@ -46,6 +47,13 @@ _TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "
                "int64": "LongTensor", "int32": "IntTensor", "bool": "BoolTensor"}
 
 
+def _op_name(node) -> str:
+    """How PyTorch names the operation behind a node in errors: ``Exp`` for ExpBackward0, ``MyFn`` for MyFnBackward."""
+    name = node.name()
+    stem = name.rstrip("0123456789")
+    return stem[:-len("Backward")] if stem.endswith("Backward") and len(stem) > len("Backward") else name
+
+
 def _describe(t: Tensor) -> str:
     """``torch.FloatTensor [3, 4]``: how PyTorch names a tensor in its error messages."""
     return f"torch.{_TYPE_NAMES.get(t.dtype.name, t.dtype.name)} [{', '.join(map(str, t._data.shape))}]"
@@ -54,6 +62,8 @@ def _describe(t: Tensor) -> str:
 # A saved *output* of a node is kept as the tuple (array, version counter, output_nr), not
 # as the Tensor, because the Tensor points back at the node through ``grad_fn`` and the
 # cycle would outlive the graph.
+
+_FREED = object()  # what a node's _saved becomes when backward frees its saved tensors
 
 
 class FunctionCtx:
@@ -66,10 +76,9 @@ class FunctionCtx:
 
     # Class-level defaults: an instance only stores what an operation actually sets.
     _to_save: tuple | None = None
-    _saved: tuple | None = None
-    _saved_versions: tuple = ()
+    _saved: tuple | None = None  # what save_for_backward saved (None: nothing; _FREED: freed by backward)
+    _saved_versions: tuple | None = None  # each saved tensor's version when saved (None: all were at 0)
     _saved_outputs = False  # some saved tensors are this node's outputs, kept as (array, counter, nr)
-    _freed = False
     _dirty: tuple = ()
     _non_differentiable: tuple = ()
     _special = False  # set by mark_dirty / mark_non_differentiable: outputs need the general path
@@ -95,55 +104,65 @@ class FunctionCtx:
         """The tensors given to ``save_for_backward``, checked against in-place changes."""
         __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
         saved = self._saved
-        if saved is None:
-            if self._freed:
+        if type(saved) is not tuple:
+            if saved is _FREED:
                 raise RuntimeError(
                     ERR_BACKWARD_TWICE + f"\n{self._who()}: its saved tensors were freed by the first "
                     "backward. Pass retain_graph=True to the first backward() if you need a second one."
                 )
-            return self._to_save or ()  # read inside forward itself
+            return self._to_save or ()  # nothing saved, or read inside forward itself
+        versions = self._saved_versions
         if not self._saved_outputs:
             # Only inputs (or None) were saved: check their versions and hand back the tuple itself.
-            versions = self._saved_versions
             i = 0
             for t in saved:
                 if t is not None:
                     vc = t._vc
-                    if vc is not None and vc[0] != versions[i]:
-                        raise self._modified_error(i, t, vc[0], versions[i])
+                    if vc is not None and vc[0] != (0 if versions is None else versions[i]):
+                        raise self._modified_error(i, t, vc[0], 0 if versions is None else versions[i])
                 i += 1
             return saved
-        versions = self._saved_versions
         out = []
         i = 0
         for s in saved:
-            if s.__class__ is tuple:  # a saved output: a new tensor on its array, pointing back here
+            expected = 0 if versions is None else versions[i]
+            if type(s) is tuple:  # a saved output: a new tensor on its array, pointing back here
                 data, vc, output_nr = s
                 s = _wrap(data)
                 s._vc, s.grad_fn, s._output_nr, s._rg = vc, self, output_nr, True
-                if vc[0] != versions[i]:
-                    raise self._modified_error(i, s, vc[0], versions[i])
-            elif s is not None and s._vc is not None and s._vc[0] != versions[i]:
-                raise self._modified_error(i, s, s._vc[0], versions[i])
+                if vc[0] != expected:
+                    raise self._modified_error(i, s, vc[0], expected)
+            elif s is not None and s._vc is not None and s._vc[0] != expected:
+                raise self._modified_error(i, s, s._vc[0], expected)
             out.append(s)
             i += 1
         return tuple(out)
+
+    # The same property under a private name: built-in nodes hide ``saved_tensors`` (as PyTorch's do) and
+    # their backward code reads this one (see _private_saved_tensors).
+    _tensors_saved_for_backward = saved_tensors
+
+    @property
+    def saved_variables(self) -> tuple:
+        """The old name of ``saved_tensors`` (deprecated in PyTorch, which warns)."""
+        warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning, stacklevel=2)
+        return self.saved_tensors
+
+    @property
+    def _freed(self) -> bool:
+        return self._saved is _FREED
 
     def _saved_arrays(self) -> tuple:
         """The arrays of ``saved_tensors``, after the same checks: for the NumPy formulas of the
         built-in backwards, which need no Tensor around a saved output."""
         saved = self._saved
-        if saved is not None and len(saved) == 1 and saved[0].__class__ is tuple:
-            data, vc, _ = saved[0]  # the common case: the node's own output (exp, relu, sigmoid...)
-            if vc[0] == self._saved_versions[0]:
-                return (data,)
-        return tuple(None if t is None else t._data for t in self.saved_tensors)
+        if type(saved) is tuple and len(saved) == 1 and type(s := saved[0]) is tuple and s[1][0] == 0:
+            return (s[0],)  # the common case: the node's own output (exp, relu...), unchanged since (version 0)
+        return tuple(None if t is None else t._data for t in self._tensors_saved_for_backward)
 
     def _modified_error(self, i: int, t: Tensor, version: int, expected: int) -> RuntimeError:
         """The error for a saved tensor changed in place (returned, so that the traceback ends at the check)."""
-        # PyTorch 2.13 names the operation, not its node: "output 0 of Add" for AddBackward0
-        origin = (f", which is output {t._output_nr} of {re.sub(r'Backward[0-9]*$', '', t.grad_fn.name())},"
-                  if t.grad_fn is not None else "")
+        origin = (f", which is output {t._output_nr} of {_op_name(t.grad_fn)}," if t.grad_fn is not None else "")
         hint = ("Hint: the backtrace further above shows the operation that failed to compute its gradient. "
                 "The variable in question was changed in there or anywhere later. Good luck!"
                 if _Anomaly.enabled else
@@ -188,7 +207,8 @@ class BackwardNode(FunctionCtx):
     _n_outputs = 1
     _output_meta: tuple = ()     # (shape, dtype) per output, kept only for multi-output nodes
     _fast = False                # a built-in op's node: the engine skips re-validating its results
-    _plain = False               # _fast, one output and no hooks: the engine's shortest path
+    # The built-in's backward, for the engine's shortest path: one output and no hooks (else None).
+    _fast_backward = None
     _hooked = False              # set when a tensor hook or retain_grad is registered on an output
     _hooks: dict | None = None   # {output_nr: {handle_id: hook}}: tensor hooks on non-leaf outputs
     _retain: dict | None = None  # {output_nr: weakref to tensor}: retain_grad()
@@ -216,16 +236,29 @@ class BackwardNode(FunctionCtx):
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {hex(id(self))}>"
 
+    def __dir__(self):
+        # minigrad's own bookkeeping (_saved_versions...) is left out: tools read "_saved_*" names as PyTorch's
+        names = [n for n in super().__dir__() if not n.startswith("_saved_")]
+        if self._fast:
+            from ._saved_attrs import saved_attributes
+
+            names = [n for n in names if n != "saved_tensors"]
+            try:
+                names += ["_saved_" + k for k in saved_attributes(self)]
+            except RuntimeError:
+                pass  # freed by backward: nothing to show
+        return names
+
     def _add_tensor_hook(self, output_nr: int, hook) -> RemovableHandle:
         self._hooked = True
-        self._plain = False
+        self._fast_backward = None
         if self._hooks is None:
             self._hooks = {}
         return RemovableHandle(self._hooks.setdefault(output_nr, {}), hook)
 
     def _add_retain_grad(self, output_nr: int, ref) -> None:
         self._hooked = True
-        self._plain = False
+        self._fast_backward = None
         if self._retain is None:
             self._retain = {}
         self._retain[output_nr] = ref
@@ -233,8 +266,12 @@ class BackwardNode(FunctionCtx):
     def _release(self) -> None:
         """Free saved tensors after backward (unless retain_graph)."""
         if self._saved is not None:
-            self._saved = None
-            self._freed = True
+            self._saved = _FREED
+
+
+# A built-in node's saved values under PyTorch's names (_saved_self, _saved_result...): class-level descriptors
+# (not __getattr__, which would slow every attribute read of every node); see _saved_attrs.py.
+_install_saved_attributes(BackwardNode)
 
 
 class AccumulateGrad(BackwardNode):
@@ -279,6 +316,51 @@ class AccumulateGrad(BackwardNode):
 AccumulateGrad.__name__ = "AccumulateGrad"
 
 
+class _NotExposed:
+    """``saved_tensors`` of a built-in node: absent, as on PyTorch's built-in nodes (tools such as torchviz
+    tell custom nodes from built-in ones by it); their saved values are the ``_saved_*`` attributes."""
+
+    def __get__(self, node, owner=None):
+        if node is None:
+            return self
+        raise AttributeError(
+            f"'{type(node).__name__}' object has no attribute 'saved_tensors'\nA built-in node shows what its "
+            "forward saved as PyTorch's nodes do, in _saved_* attributes (e.g. _saved_self, _saved_result); "
+            "saved_tensors is the API of custom Functions."
+        )
+
+
+_BUILTIN_SAVED = _NotExposed()
+
+
+def _private_saved_tensors(cls) -> None:
+    """Point the built-in ``backward``'s reads of ``ctx.saved_tensors`` at ``ctx._tensors_saved_for_backward``.
+
+    The source keeps the public spelling (the book shows it: built-ins are written like custom Functions);
+    only the compiled attribute name changes, once, when the class is created, so it costs nothing per call.
+    """
+    raw = cls.__dict__.get("backward")
+    fn = getattr(raw, "__func__", raw)
+    if fn is None or not hasattr(fn, "__code__"):
+        return
+    code = _renamed(fn.__code__)
+    if code is fn.__code__:
+        return
+    new = types.FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    new.__kwdefaults__, new.__qualname__, new.__doc__ = fn.__kwdefaults__, fn.__qualname__, fn.__doc__
+    new.__module__, new.__dict__ = fn.__module__, dict(fn.__dict__)
+    new.__wrapped__ = fn
+    setattr(cls, "backward", type(raw)(new) if isinstance(raw, (staticmethod, classmethod)) else new)
+
+
+def _renamed(code: types.CodeType) -> types.CodeType:
+    consts = tuple(_renamed(c) if isinstance(c, types.CodeType) else c for c in code.co_consts)
+    if "saved_tensors" not in code.co_names and consts == code.co_consts:
+        return code
+    names = tuple("_tensors_saved_for_backward" if n == "saved_tensors" else n for n in code.co_names)
+    return code.replace(co_names=names, co_consts=consts)
+
+
 class Function:
     """Base class for differentiable operations with a hand-written backward.
 
@@ -297,11 +379,15 @@ class Function:
         name = cls.__dict__.get("_node_name") or f"{cls.__name__}Backward"
         cls._backward_cls = type(name, (BackwardNode,), {"_forward_cls": cls, "__module__": cls.__module__})
         cls._new_style = cls.setup_context is not Function.setup_context
+        # PyTorch binds forward's defaults for the setup_context style, so ``inputs`` holds them
+        cls._bind_defaults = cls._new_style and _has_defaults(cls.forward)
         cls._builtin = cls.__module__.startswith("minigrad._ops")
-        cls._backward_cls._fast = cls._backward_cls._plain = cls._builtin
+        cls._backward_cls._fast = cls._builtin
         if cls._builtin:  # minigrad's own ops record through the lean path of _builtin.py
+            _private_saved_tensors(cls)
+            cls._backward_cls.saved_tensors = _BUILTIN_SAVED
             cls._backward_cls.save_for_backward = _trusted_save_for_backward
-            cls._backward_cls._builtin_backward = staticmethod(cls.backward)  # one lookup for the engine
+            cls._backward_cls._fast_backward = staticmethod(cls.backward)
             cls.apply = classmethod(_builtin_apply)
         if "vjp" in cls.__dict__ and "backward" in cls.__dict__:
             raise TypeError("Implementing both 'backward' and 'vjp' for a custom Function is not allowed. "
@@ -346,7 +432,7 @@ class Function:
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run forward and, if any input requires grad, record a node for backward."""
         __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
-        if kwargs:
+        if kwargs or cls._bind_defaults:
             args = _bind_kwargs(cls, args, kwargs)
         if _GradMode.enabled:
             for a in args:
@@ -357,11 +443,15 @@ class Function:
             return cls.forward(_NO_GRAPH_CTX, *args)
         ctx = cls._backward_cls()
         ctx.needs_input_grad = (False,) * len(args)
-        if cls._new_style:
-            out = cls.forward(*args)
-            cls.setup_context(ctx, args, out)
-        else:
-            out = cls.forward(ctx, *args)
+        enabled, _GradMode.enabled = _GradMode.enabled, False  # forward never records, as in PyTorch
+        try:
+            if cls._new_style:
+                out = cls.forward(*args)
+                cls.setup_context(ctx, args, out)
+            else:
+                out = cls.forward(ctx, *args)
+        finally:
+            _GradMode.enabled = enabled
         if ctx._dirty:
             _check_dirty_leaves(cls, ctx._dirty)
         return out
@@ -374,7 +464,7 @@ def _apply_recording(cls, args: tuple):
     seq = ctx._seq = _next_seq()
     _record_edges(ctx, args, seq)
 
-    _GradMode.enabled = False
+    _set_grad_mode(False)
     try:
         if cls._new_style:
             out = cls.forward(*args)
@@ -382,7 +472,7 @@ def _apply_recording(cls, args: tuple):
         else:
             out = cls.forward(ctx, *args)
     finally:
-        _GradMode.enabled = True
+        _set_grad_mode(True)
 
     if out.__class__ is Tensor and out.grad_fn is None and not ctx._special and out._data.dtype.kind == "f":
         for a in args:
@@ -400,7 +490,7 @@ def _apply_recording(cls, args: tuple):
         ctx._to_save = None  # from now on the tuple lives in _saved (outputs as arrays: no cycle)
         _record_saved(ctx, to_save)
     if _Anomaly.enabled:
-        ctx._forward_trace = traceback.format_stack()[:-2]
+        ctx._forward_trace = _user_stack()
     return out
 
 
@@ -452,31 +542,27 @@ def _leaf_node(t: Tensor, seq: int, k: int) -> "AccumulateGrad":
     return node
 
 
-_ZERO_VERSIONS = [(0,) * n for n in range(16)]  # shared version tuples of fresh saved tensors
-
-
 def _record_saved(ctx, saved: tuple) -> None:
     """Keep what forward saved in ``ctx._saved``, with each tensor's version at this moment.
 
     An output of this node is kept as (array, version counter, output_nr), not as the tensor,
     which points back at the node through grad_fn: that cycle would outlive the graph.
     """
+    ctx._saved = saved
     for t in saved:
         if t is not None and (t._vc is not None or t.grad_fn is ctx):
-            _pack_with_outputs(ctx, saved)  # versions to record, or outputs to keep as arrays
+            _pack_saved(ctx, saved)  # versions to record, or outputs to keep as arrays
             return
-    ctx._saved = saved  # the common case: fresh tensors (version 0), none of them an output
-    ctx._saved_versions = _ZERO_VERSIONS[len(saved)] if len(saved) < len(_ZERO_VERSIONS) else (0,) * len(saved)
+    # The common case: fresh tensors (version 0, the default of _saved_versions), none an output.
 
 
-def _pack_with_outputs(ctx, to_save: tuple) -> None:
+def _pack_saved(ctx, to_save: tuple) -> None:
     """``_record_saved`` when versions must be read or outputs converted."""
-    if len(to_save) == 1 and to_save[0]._vc is None and to_save[0].grad_fn is ctx:
+    t = to_save[0]
+    if len(to_save) == 1 and t._vc is None and t.grad_fn is ctx:
         # The common case (exp, relu, sigmoid, tanh, sqrt): an op that saves only its fresh output.
-        t = to_save[0]
         vc = t._vc = [0]
         ctx._saved = ((t._data, vc, t._output_nr),)
-        ctx._saved_versions = (0,)
         ctx._saved_outputs = True
         return
     saved = []
@@ -498,21 +584,16 @@ def _pack_with_outputs(ctx, to_save: tuple) -> None:
             vc = t._vc
             versions.append(0 if vc is None else vc[0])
     ctx._saved = tuple(saved)
-    ctx._saved_versions = tuple(versions)
+    if any(versions):
+        ctx._saved_versions = tuple(versions)
     if has_output:
         ctx._saved_outputs = True
 
 
 def _wrap_outputs(cls, ctx, args, out):
     """The general case of attaching outputs to the node: tuples, dirty / non-differentiable / aliased outputs."""
-    single = not isinstance(out, (tuple, list))
-    outs = (out,) if single else tuple(out)
-    for i, o in enumerate(outs):
-        if not isinstance(o, Tensor):
-            raise TypeError(
-                f"{cls.__name__}.forward must return a Tensor or a tuple of Tensors, but output {i} is a "
-                f"{type(o).__name__}. Wrap plain values with minigrad.tensor(...)."
-            )
+    single = not isinstance(out, tuple)
+    outs = (out,) if single else out
     dirty = ctx._dirty
     for d in dirty:
         if not any(d is o for o in outs):
@@ -523,8 +604,13 @@ def _wrap_outputs(cls, ctx, args, out):
             )
     if dirty:
         _check_dirty_leaves(cls, dirty)
+    if single and not isinstance(out, Tensor):
+        return out, ()  # not a tensor (a number, a list...): returned as is, outside the graph (as PyTorch does)
     result = []
     for i, o in enumerate(outs):
+        if not isinstance(o, Tensor):
+            result.append(o)  # a non-tensor in the tuple: passed through; backward gets None for it
+            continue
         is_dirty = any(o is d for d in dirty)
         if is_dirty:
             o._bump_version()
@@ -537,8 +623,8 @@ def _wrap_outputs(cls, ctx, args, out):
         result.append(o)
     ctx._n_outputs = len(result)
     if len(result) > 1:
-        ctx._plain = False
-        ctx._output_meta = tuple((o._data.shape, o._data.dtype) for o in result)
+        ctx._fast_backward = None
+        ctx._output_meta = tuple((o._data.shape, o._data.dtype) if isinstance(o, Tensor) else None for o in result)
     result = tuple(result)
     return (result[0] if single else result), result
 
@@ -549,16 +635,33 @@ def _check_dirty_leaves(cls, dirty) -> None:
     for d in dirty:
         if d.grad_fn is None and d._rg:
             raise RuntimeError(
-                "a leaf Variable that requires grad is being used in an in-place operation.\n"
+                "a leaf Variable that requires grad has been used in an in-place operation.\n"
                 f"{cls.__name__} marked a leaf tensor that requires grad as dirty (modified in place); "
                 "pass a clone() of it instead, or do the update inside `with minigrad.no_grad():`."
             )
+
+
+def _has_defaults(fn) -> bool:
+    import inspect
+
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.default is not p.empty for p in params)
 
 
 def _bind_kwargs(cls, args, kwargs):
     import inspect
 
     fwd = cls.forward
+    if cls._new_style:  # as PyTorch: bind to forward's signature and fill in its defaults
+        try:
+            bound = inspect.signature(fwd).bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{cls.__name__}.apply(): {e}") from None
+        bound.apply_defaults()
+        return tuple(bound.args) + tuple(bound.kwargs.values())
     params = list(inspect.signature(fwd).parameters)
     if not cls._new_style:
         params = params[1:]
@@ -615,9 +718,21 @@ def once_differentiable(fn):
     return wrapper
 
 
+_PACKAGE_DIR = __file__.rsplit("autograd", 1)[0]  # .../minigrad/
+
+
+def _user_stack() -> list:
+    """The stack (formatted) where an operation was called, without minigrad's own frames (anomaly mode)."""
+    frames = traceback.extract_stack()
+    while frames and frames[-1].filename.startswith(_PACKAGE_DIR):
+        frames.pop()
+    return traceback.format_list(frames)
+
+
 def _materialize(node: BackwardNode, grads: list) -> list:
     meta = node._output_meta
-    return [Tensor._wrap(np.zeros(meta[i][0], meta[i][1])) if g is None else g for i, g in enumerate(grads)]
+    return [Tensor._wrap(np.zeros(meta[i][0], meta[i][1])) if g is None and meta[i] is not None else g
+            for i, g in enumerate(grads)]
 
 
 # The recording path of minigrad's own operations (imported last: it builds on the above).

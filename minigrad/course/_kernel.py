@@ -1,18 +1,20 @@
-"""The grader's sandboxed IPython kernel: ``python -m minigrad.course._kernel -f CONNECTION_FILE``.
+"""The grader's notebook kernel: ``python -m minigrad.course._kernel -f CONNECTION_FILE``.
 
-Before ipykernel starts it applies the limits given in the ``MGC_SANDBOX`` environment variable
-(JSON): an address-space limit (``resource.setrlimit(RLIMIT_AS)``), a maximum file size, no core
-dumps, and a Python audit hook that refuses, with PermissionError:
+The runner sets its limits (memory, CPU time, file size, processes) before it starts. With
+bubblewrap (the default) the kernel lives in a nested sandbox: the operating system is the
+boundary and this module only starts ipykernel. With ``--no-sandbox`` the policy in the
+``MGC_KERNEL`` environment variable (JSON, key ``audit``) adds a Python audit hook that refuses,
+with PermissionError:
 
 * writing, creating, renaming or deleting files outside the working directory (``write_roots``);
 * reading or listing the instructor's sources, the submissions and the gradebook folder
-  (``deny_read``), except the kernel's own folder (``allow_read``);
+  (``deny_read``), except the kernel's own folders (``allow_read``);
 * starting processes (fork, exec, system, subprocess, posix_spawn), sending signals (os.kill),
   network sockets, ctypes symbol lookups and dynamic loading of new libraries, installing another
   audit hook, trace/profile hooks, and the gc introspection calls that list every object.
 
-An audit hook cannot be removed from Python code, but it is not a security boundary against
-native code: see book/instructor_guide.md ("What the sandbox does and does not do").
+An audit hook is not a security boundary (frames, ``dir_fd`` arguments and native code get
+around it): see book/instructor_guide.md, "What a student cannot do".
 """
 from __future__ import annotations
 
@@ -26,17 +28,7 @@ def _under(path: str, roots) -> bool:
 
 
 def install(policy: dict) -> dict:
-    """Set the limits and add the (inactive) audit hook; ``state["active"] = True`` switches it on."""
-    import resource
-
-    mem = int(policy.get("memory_mb") or 0)
-    if mem > 0:
-        resource.setrlimit(resource.RLIMIT_AS, (mem * 2**20, mem * 2**20))
-    fsize = int(policy.get("max_file_mb") or 0)
-    if fsize > 0:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (fsize * 2**20, fsize * 2**20))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-
+    """Add the (inactive) audit hook; ``state["active"] = True`` switches it on."""
     realpath, join, getcwd, fspath = os.path.realpath, os.path.join, os.getcwd, os.fspath
     write_roots = [realpath(p) for p in policy.get("write_roots", [])]
     deny_read = [realpath(p) for p in policy.get("deny_read", [])]
@@ -115,13 +107,14 @@ def install(policy: dict) -> dict:
 
 
 def main() -> None:
-    policy = json.loads(os.environ.get("MGC_SANDBOX", "{}"))
-    state = install(policy)
+    policy = json.loads(os.environ.get("MGC_KERNEL", "{}") or "{}")
+    state = install(policy["audit"]) if policy.get("audit") else None
     from ipykernel.kernelapp import IPKernelApp
 
     app = IPKernelApp.instance()
     app.initialize()  # trusted start-up (binds the kernel's ports): before the hook is switched on
-    state["active"] = True
+    if state is not None:
+        state["active"] = True
     app.start()
 
 

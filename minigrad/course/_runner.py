@@ -1,181 +1,63 @@
-"""Grade ONE submitted notebook (run by ``minigrad-course grade`` in its own subprocess).
+"""Grade ONE submitted notebook: ``python -m minigrad.course._runner``, started by the grader.
 
-Protocol: the parent writes a JSON spec on stdin and reads JSON lines from this process's
-stdout (one ``{"event": "exercise", ...}`` per graded exercise, then ``{"event": "done"}``).
-Before anything else, file descriptors 1 and 2 are pointed at /dev/null so that the kernel (which
-inherits them) cannot write into the protocol; the protocol uses a private duplicate of stdout.
+With bubblewrap (the default) this process is the first one in the notebook's own sandbox (see
+``sandbox.py``); with ``--no-sandbox`` it is a plain subprocess. It reads one message on stdin
+(the spec: exercises, hidden tests, check sources; then the student's files) and writes JSON lines
+(one ``{"event": "exercise", ...}`` per exercise, then ``{"event": "done"}``) to a private copy of
+stdout.
 
-The kernel runs ``minigrad.course._kernel`` (limits + audit hook) with cwd = HOME = the working
-copy. The notebook's cells run one by one; after each exercise's anchor cell (its check cell, else
-its stub cell, else the end) the runner executes, with ``store_history=False``, a grading cell
-generated here: it runs the instructor's hidden tests and the instructor's check-cell source
-against a *fresh* copy of ``minigrad.course`` built from source text carried inside the cell
-(the student's ``check``, and any patched ``minigrad.course`` in ``sys.modules``, are not used),
-detects common tampering, and prints one result line prefixed by a random nonce.
+1. The student's files go into the working folder, and the notebook's code cells run one by one
+   in a fresh kernel (``_kernel.py``), itself in a nested sandbox: it cannot see this process.
+   The kernel never receives anything secret.
+2. After each exercise's check cell (or its stub, or the end), ``_extract.plan`` picks the
+   definitions the check and the hidden tests reach; the values among them are read from the
+   kernel as plain data (``_values.py``).
+3. A fresh checker process (``_checker.py``, nested sandbox, no network, no files) loads them,
+   runs the instructor's check cell, then (if asked) the hidden tests, sent only then.
+4. The feedback is written here, one line per problem, in words this process controls: what a
+   submission printed during the hidden tests never reaches it.
 """
 from __future__ import annotations
 
+import ast
+import builtins
 import json
 import os
+import re
+import resource
 import secrets
+import select
+import subprocess
 import sys
 import time
 import traceback
 
-OUTPUT_CAP = 200_000  # characters of output kept per cell
+from . import _extract, _values, _wire
+
+OUTPUT_CAP = 200_000          # characters of output kept per cell
+REPLY_CAP = 8 * 2**20         # bytes of one checker reply
+NOTEBOOK_CAP = 50 * 2**20
+SANDBOX_NPROC = 300           # processes and threads in a whole sandbox (a fork bomb stops there)
+DEBUG = bool(os.environ.get("MINIGRAD_COURSE_DEBUG"))  # keep the kernel's and checkers' error output
+_T0 = time.monotonic()
 
 
-def _protocol_stream():
-    fd = os.dup(1)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)
-    os.dup2(devnull, 2)
-    sys.stdout = open(os.devnull, "w")
-    sys.stderr = open(os.devnull, "w")
-    return os.fdopen(fd, "w", buffering=1)
+def _trace(what: str) -> None:
+    if DEBUG:
+        print(f"[runner {time.monotonic() - _T0:6.2f} s] {what}", file=sys.stderr, flush=True)
+_CHECK_CALL = re.compile(r"""check\(\s*['"]([^'"]+)['"]""")
 
 
-GRADE_TEMPLATE = r'''
-def _mgc_grade_cell(_mgc_nonce, _mgc_bundle, _mgc_spec):
-    import sys, types, json, builtins
-    import IPython
-    user_ns = IPython.get_ipython().user_ns
-    course_dir = _mgc_spec["course_dir"]
-    problems = []
-    # ---- tampering: a redefined check, patched course/engine/numpy functions, a replaced stdout
-    def _foreign(f, roots):
-        code = getattr(f, "__code__", None)
-        if code is None:
-            return False
-        fn = code.co_filename
-        if any(fn.startswith(r) for r in roots):
-            return False
-        if fn.startswith("<") and not fn.startswith("<ipython") and getattr(f, "__module__", None) != "__main__" \
-                and getattr(f, "__globals__", None) is not user_ns:
-            return False  # generated code (dataclass __init__, namedtuple __new__, ...)
-        return True
-    user_check = user_ns.get("check")
-    if user_check is not None and _foreign(user_check, [course_dir]):
-        problems.append("`check` was redefined in the notebook")
-    trusted = _mgc_spec["trusted_roots"]
-    roots = {"minigrad": trusted, "numpy": trusted}
-    for name, mod in list(sys.modules.items()):
-        top = name.split(".")[0]
-        if top not in roots or mod is None or (top == "numpy" and name.count(".") > 1):
-            continue
-        for attr, val in list(vars(mod).items()):
-            if isinstance(val, types.FunctionType) and _foreign(val, roots[top]) and not attr.startswith("__"):
-                problems.append(f"{name}.{attr} was replaced")
-            elif isinstance(val, type) and val.__module__ == name:
-                for a2, v2 in list(vars(val).items()):
-                    f2 = getattr(v2, "__func__", v2)
-                    if isinstance(f2, types.FunctionType) and _foreign(f2, roots[top]):
-                        problems.append(f"{name}.{attr}.{a2} was replaced")
-    for bname in ("print", "isinstance", "len", "abs", "all", "any", "sum", "getattr", "hasattr", "type",
-                  "float", "repr", "str", "exec", "compile", "__import__", "open", "max", "min", "zip"):
-        if isinstance(getattr(builtins, bname, None), types.FunctionType):
-            problems.append(f"builtins.{bname} was replaced")
-    out = sys.stdout
-    _w = getattr(out, "write", None)
-    if type(out).__module__ != "ipykernel.iostream" or _foreign(getattr(_w, "__func__", _w), trusted):
-        problems.append("sys.stdout was replaced")
-    if problems:
-        return {"passed": False, "tamper": True,
-                "feedback": "tampering detected: " + "; ".join(sorted(set(problems))[:5])}
-    # ---- a fresh copy of minigrad.course from the grader's source text
-    saved = {k: v for k, v in sys.modules.items() if k == "minigrad.course" or k.startswith("minigrad.course.")}
-    for k in saved:
-        del sys.modules[k]
-    try:
-        for name, (src, is_pkg) in _mgc_bundle:
-            mod = types.ModuleType(name)
-            mod.__file__ = course_dir + "/" + name.replace(".", "/") + (".__init__" if is_pkg else "") + " (grader copy)"
-            if is_pkg:
-                mod.__path__ = []
-            mod.__package__ = name if is_pkg else name.rpartition(".")[0]
-            sys.modules[name] = mod
-            exec(compile(src, mod.__file__, "exec"), mod.__dict__)
-        course = sys.modules["minigrad.course"]
-        # ---- hidden tests, in a copy of the student's namespace
-        hidden = _mgc_spec.get("hidden")
-        hidden_error = None
-        if hidden:
-            ns = dict(user_ns)
-            try:
-                exec(compile(hidden, "<hidden tests>", "exec"), ns)
-            except AssertionError as e:
-                hidden_error = "a hidden test failed" + (f": {e}" if str(e) else "")
-            except NotImplementedError:
-                hidden_error = "a hidden test failed: the solution is still the NotImplementedError stub"
-            except BaseException as e:
-                hidden_error = f"a hidden test raised {type(e).__name__}: {e}"
-        # ---- the instructor's check cell, with the fresh check
-        results = []
-        def fresh_check(eid, answer=None, **kw):
-            r = course.run_check(eid, answer, **kw)
-            results.append(r)
-            return r
-        check_src = _mgc_spec.get("check_source")
-        check_error = None
-        if check_src:
-            ns = dict(user_ns)
-            ns["check"] = fresh_check
-            try:
-                exec(compile(check_src, "<check>", "exec"), ns)
-            except NameError as e:
-                check_error = (f"{e}: the exercise's answer is not defined (did the solution cell run "
-                               "without errors, and keep the names from the task?)")
-            except BaseException as e:
-                check_error = f"the check raised {type(e).__name__}: {e}"
-        mine = [r for r in results if r.exercise_id == _mgc_spec["id"]] or results
-        passed = (bool(mine) and all(r.passed for r in mine)) if check_src else True
-        feedback = "\n".join(r.message for r in mine)
-        if check_error:
-            passed, feedback = False, (feedback + "\n" if feedback else "") + check_error
-        if hidden_error:
-            passed = False
-            feedback = (feedback + "\n" if feedback else "") + hidden_error
-        elif hidden and passed:
-            feedback += "\nhidden tests passed."
-        return {"passed": bool(passed), "tamper": False, "feedback": feedback.strip()}
-    finally:
-        for k in [k for k in sys.modules if k == "minigrad.course" or k.startswith("minigrad.course.")]:
-            del sys.modules[k]
-        sys.modules.update(saved)
-
-try:
-    print(@@NONCE@@ + __import__("json").dumps(_mgc_grade_cell(@@NONCE@@, @@BUNDLE@@, @@SPEC@@)))
-except BaseException as _mgc_e:
-    print(@@NONCE@@ + __import__("json").dumps({"passed": False, "tamper": False,
-                                           "feedback": f"grading failed: {type(_mgc_e).__name__}: {_mgc_e}"}))
-    del _mgc_e
-finally:
-    del _mgc_grade_cell
-'''
-
-
-def grade_cell_source(nonce: str, bundle: list, spec: dict) -> str:
-    import re
-
-    values = {"NONCE": repr(nonce), "BUNDLE": repr(bundle), "SPEC": repr(spec)}
-    # one pass, so that text inside the inserted values is never substituted again
-    return re.sub(r"@@(NONCE|BUNDLE|SPEC)@@", lambda m: values[m.group(1)], GRADE_TEMPLATE)
-
-
-_CHECK_CALL = None
-
-
+# ------------------------------------------------------------------------------------- notebook
 def _src(cell) -> str:
     s = cell.get("source", "")
     return "".join(s) if isinstance(s, list) else str(s)
 
 
-def _load_notebook(path: str) -> list[dict]:
-    """The cells of a notebook file, read as plain JSON (no nbformat: it is slow to import)."""
-    with open(path, "rb") as f:
-        raw = f.read(50 * 2**20 + 1)
-    if len(raw) > 50 * 2**20:
-        raise ValueError("larger than 50 MB")
+def load_notebook(raw: bytes) -> list[dict]:
+    """The cells of a notebook file, read as plain JSON (nbformat is slow to import and trusts too much)."""
+    if len(raw) > NOTEBOOK_CAP:
+        raise ValueError(f"larger than {NOTEBOOK_CAP >> 20} MB")
     nb = json.loads(raw.decode("utf-8"))
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list) or nb.get("nbformat") != 4:
         raise ValueError("not an nbformat-4 notebook (no 'cells' list)")
@@ -188,11 +70,8 @@ def _load_notebook(path: str) -> list[dict]:
     return cells
 
 
-def _anchor_positions(cells, exercises) -> dict[int, list]:
-    """Cell index after which each exercise is graded (-1: at the end)."""
-    import re
-
-    call = re.compile(r"""check\(\s*['"]([^'"]+)['"]""")
+def anchor_positions(cells, exercises) -> dict[int, list]:
+    """Cell index after which each exercise is graded (-1: at the end): its check cell, else its stub."""
     pos: dict[int, list] = {}
     for ex in exercises:
         found = None
@@ -202,7 +81,7 @@ def _anchor_positions(cells, exercises) -> dict[int, list]:
                     continue
                 meta = cell["metadata"].get("minigrad_course", {})
                 meta = meta if isinstance(meta, dict) else {}
-                m = call.search(cell["source"]) if role == "check" else None
+                m = _CHECK_CALL.search(cell["source"]) if role == "check" else None
                 if (meta.get("exercise") == ex["id"] and meta.get("role") == role) or (m and m.group(1) == ex["id"]):
                     found = i
             if found is not None:
@@ -211,48 +90,145 @@ def _anchor_positions(cells, exercises) -> dict[int, list]:
     return pos
 
 
-def _with_proc_denied(policy: dict) -> dict:
-    """Deny reading this runner's (and the grader's) /proc entries: their memory holds the hidden tests."""
-    procs = [f"/proc/{os.getpid()}", f"/proc/{os.getppid()}"]
-    return {**policy, "deny_read": list(policy.get("deny_read", [])) + procs}
+# ------------------------------------------------------------------------------------ isolation
+class Isolation:
+    """How the kernel and the checkers are started: nested bubblewrap sandboxes, or plain processes."""
+
+    def __init__(self, spec: dict):
+        from . import sandbox
+
+        self.spec, self.sandbox = spec, sandbox
+        self.nested = spec["isolation"] == "bwrap"
+        self.python = spec["python"]
+        self.memory = int(spec.get("memory_mb") or 2048)
+        self.workdir = sandbox.HOME if self.nested else spec["workdir"]
+        self.rundir = sandbox.RUN if self.nested else spec["rundir"]
+
+    def env(self, extra: dict) -> dict:
+        env = self.sandbox.sandbox_env({"HOME": self.workdir, "TMPDIR": "/tmp" if self.nested else
+                                        os.path.join(self.workdir, ".tmp"), **extra})
+        if not self.nested:
+            env["PATH"] = os.environ.get("PATH", env["PATH"])
+        return env
+
+    def limits(self, cpu_s: float, nproc: int | None = None):
+        mem = self.memory
+
+        def apply():  # between fork and exec: no imports here
+            self.sandbox.die_with_parent()
+            resource.setrlimit(resource.RLIMIT_AS, (mem << 20, mem << 20))
+            resource.setrlimit(resource.RLIMIT_CPU, (int(cpu_s) + 1, int(cpu_s) + 2))
+            resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 20, 64 << 20))
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))
+            if nproc:
+                resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+        return apply
+
+    def kernel_command(self, connection_file: str) -> list[str]:
+        cmd = [self.python, "-m", "minigrad.course._kernel", "-f", connection_file]
+        if not self.nested:
+            return cmd
+        return self.sandbox.nested_command(cmd, bwrap=self.spec["bwrap"], home=True, network=True, proc=True)
+
+    def checker_command(self) -> list[str]:
+        cmd = [self.python, "-I", "-m", "minigrad.course._checker"]
+        if not self.nested:
+            return cmd
+        return self.sandbox.nested_command(cmd, bwrap=self.spec["bwrap"], home=False, network=False, proc=False)
+
+    def kernel_policy(self) -> dict:
+        if self.nested:
+            return {}
+        return {"audit": {"write_roots": [self.workdir], "allow_read": [self.workdir, self.rundir],
+                          "deny_read": list(self.spec.get("deny_read", [])) +
+                          [f"/proc/{os.getpid()}", f"/proc/{os.getppid()}"]}}
+
+    def kill(self, proc: subprocess.Popen) -> None:
+        """Stop a started process and everything in its sandbox.
+
+        Nested: killing the nested bwrap ends its PID namespace. --no-sandbox: the kernel and the
+        checkers stay in the runner's process group, which the grader kills at the end of the job.
+        """
+        try:
+            proc.kill()
+        except (OSError, ProcessLookupError):
+            pass
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
 
 
+# --------------------------------------------------------------------------------------- kernel
 class Kernel:
-    """A sandboxed kernel and a blocking client: run code, collect its output, survive its death."""
+    """A notebook kernel in its own sandbox and a blocking client: run code, collect output, survive its death."""
 
-    def __init__(self, env: dict, cwd: str):
-        from jupyter_client.manager import KernelManager
+    def __init__(self, iso: Isolation):
+        self.iso = iso
+        self.proc = self.kc = None
+        self.starts = 0
 
-        class SandboxKernelManager(KernelManager):
-            def format_kernel_cmd(self, extra_arguments=None):
-                return [sys.executable, "-m", "minigrad.course._kernel", "-f", self.connection_file]
+    def start(self, timeout: float) -> None:
+        from jupyter_client.blocking import BlockingKernelClient
+        from jupyter_client.connect import write_connection_file
 
-        self.env, self.cwd, self._cls = env, cwd, SandboxKernelManager
-        self.km = self.kc = None
-
-    def start(self) -> None:
-        self.km = self._cls(kernel_name="python3")
-        self.km.start_kernel(env=dict(self.env), cwd=self.cwd)
-        self.kc = self.km.client()
+        self.starts += 1
+        cf = os.path.join(self.iso.rundir, f"kernel-{self.starts}.json")
+        write_connection_file(cf, ip="127.0.0.1", key=secrets.token_hex(16).encode(), transport="tcp",
+                              kernel_name="python3")
+        env = self.iso.env({"MPLCONFIGDIR": "/tmp/mpl" if self.iso.nested else os.path.join(self.iso.workdir, ".mpl"),
+                            "IPYTHONDIR": "/tmp/ipython" if self.iso.nested else os.path.join(self.iso.workdir,
+                                                                                              ".ipython"),
+                            "JUPYTER_RUNTIME_DIR": "/tmp/jupyter" if self.iso.nested else self.iso.rundir,
+                            "MGC_KERNEL": json.dumps(self.iso.kernel_policy())})
+        self.proc = subprocess.Popen(self.iso.kernel_command(cf), stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=None if DEBUG else subprocess.DEVNULL,
+                                     cwd=self.iso.workdir,
+                                     env=env, preexec_fn=self.iso.limits(timeout + 30), close_fds=True)
+        self.kc = BlockingKernelClient(connection_file=cf)
+        self.kc.load_connection_file()
         self.kc.start_channels()
-        self.kc.wait_for_ready(timeout=60)
+        self._wait_ready(max(5.0, timeout))
+
+    def _wait_ready(self, timeout: float) -> None:
+        """Ask for kernel_info until the kernel answers (its process must stay alive meanwhile)."""
+        from queue import Empty
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not self.alive():
+                raise RuntimeError("the kernel exited while starting")
+            msg_id = self.kc.kernel_info()
+            try:
+                while True:
+                    reply = self.kc.get_shell_msg(timeout=1.0)
+                    if reply.get("parent_header", {}).get("msg_id") == msg_id:
+                        break
+            except Empty:
+                continue
+            while True:  # drop the start-up messages
+                try:
+                    self.kc.get_iopub_msg(timeout=0.2)
+                except Empty:
+                    return
+        raise RuntimeError(f"the kernel did not answer within {timeout:g} s")
 
     def stop(self) -> None:
         try:
             if self.kc is not None:
                 self.kc.stop_channels()
-            if self.km is not None:
-                self.km.shutdown_kernel(now=True)
         except Exception:
             pass
-        self.km = self.kc = None
+        if self.proc is not None:
+            self.iso.kill(self.proc)
+        self.proc = self.kc = None
 
     def alive(self) -> bool:
-        return self.km is not None and self.km.is_alive()
+        return self.proc is not None and self.proc.poll() is None
 
     def run(self, code: str, *, timeout: float, store_history: bool = True) -> dict:
-        """{"status": ok|error|timeout|dead, "text": captured stdout/stderr/results, "error": (ename, evalue),
-        "truncated": bool}"""
+        """{"status": ok|error|timeout|dead, "text": output, "error": (ename, evalue), "truncated": bool}"""
         from queue import Empty
 
         res = {"status": "ok", "text": "", "error": None, "truncated": False}
@@ -265,183 +241,510 @@ class Kernel:
                 res["status"] = "timeout"
                 break
             try:
-                msg = self.kc.get_iopub_msg(timeout=min(left, 1.0))
+                msg = self.kc.get_iopub_msg(timeout=min(left, 0.5))
             except Empty:
                 if not self.alive():
                     res["status"] = "dead"
                     break
                 continue
-            if msg.get("parent_header", {}).get("msg_id") != msg_id:
+            except Exception:  # a malformed message: the kernel is the student's
                 continue
-            kind, content = msg["msg_type"], msg["content"]
+            if not isinstance(msg, dict) or msg.get("parent_header", {}).get("msg_id") != msg_id:
+                continue
+            kind, content = msg.get("msg_type"), msg.get("content") or {}
             text = ""
             if kind == "stream":
-                text = content.get("text", "")
+                text = str(content.get("text", ""))
             elif kind in ("execute_result", "display_data"):
-                text = str(content.get("data", {}).get("text/plain", ""))[:OUTPUT_CAP] + "\n"
+                text = str((content.get("data") or {}).get("text/plain", ""))[:OUTPUT_CAP] + "\n"
             elif kind == "error":
                 res["status"] = "error"
                 res["error"] = (str(content.get("ename", ""))[:200], str(content.get("evalue", ""))[:1000])
             elif kind == "status" and content.get("execution_state") == "idle":
                 break
-            if text:
+            if text and size < OUTPUT_CAP:
                 if size + len(text) > OUTPUT_CAP:
                     res["truncated"] = True
-                    text = text[: max(0, OUTPUT_CAP - size)]
+                    text = text[: OUTPUT_CAP - size]
                 size += len(text)
                 parts.append(text)
+            elif text:
+                res["truncated"] = True
         res["text"] = "".join(parts)
-        if res["status"] == "timeout":
-            try:  # stop the cell (KeyboardInterrupt); the notebook's time budget is spent anyway
-                self.km.interrupt_kernel()
-            except Exception:
-                pass
         return res
 
 
-def run(spec: dict, emit) -> None:
-    exercises = spec["exercises"]
-    graded: set = set()
+# -------------------------------------------------------------------------------------- checker
+class Checker:
+    """One checker process, started ahead of time (it imports NumPy and minigrad while cells run)."""
 
-    def result(ex, points, feedback, **extra):
-        if ex["id"] in graded:
+    def __init__(self, iso: Isolation, cpu_s: float):
+        self.iso = iso
+        self.proc = subprocess.Popen(iso.checker_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=None if DEBUG else subprocess.DEVNULL,
+                                     cwd="/tmp" if iso.nested else iso.workdir,
+                                     env=iso.env({"MPLCONFIGDIR": "/tmp/mpl"}),
+                                     preexec_fn=iso.limits(cpu_s), close_fds=True)
+        self.buf = b""
+
+    def send(self, obj) -> bool:
+        try:
+            _wire.write_message(self.proc.stdin, obj)
+            return True
+        except (BrokenPipeError, OSError, ValueError):
+            return False
+
+    def receive(self, timeout: float) -> dict | None:
+        """The next reply line (None: it died, timed out, or sent something that is not a reply)."""
+        deadline = time.monotonic() + timeout
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self.buf:
+            left = deadline - time.monotonic()
+            if left <= 0 or len(self.buf) > REPLY_CAP:
+                return None
+            ready, _, _ = select.select([fd], [], [], min(left, 1.0))
+            if not ready:
+                continue
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return None
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        try:
+            reply = json.loads(line)
+        except ValueError:
+            return None
+        return reply if isinstance(reply, dict) else None
+
+    def close(self) -> None:
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        self.iso.kill(self.proc)
+
+
+# ------------------------------------------------------------------------------------- feedback
+_STUB = "replace the `raise NotImplementedError()` stub with your solution"
+
+
+def _cell_note(label: str, error) -> str:
+    ename, evalue = error
+    first = evalue.strip().splitlines()[0] if evalue.strip() else ""
+    return f"{label} raised {ename}" + (f": {first[:300]}" if first else "")
+
+
+def _where_text(where, labels: set, functions: set) -> str:
+    """`in forward(), line 3 of In [7]` from a checker's report, if it names the student's own code."""
+    if not isinstance(where, dict) or where.get("cell") not in labels:
+        return ""
+    line = where.get("line")
+    func = where.get("func")
+    at = f"line {int(line)} of {where['cell']}" if isinstance(line, int) and 0 < line < 100_000 else where["cell"]
+    if isinstance(func, str) and func in functions and func != "<module>":
+        return f" in {func}(), {at}"
+    return f" at {at}"
+
+
+def exercise_outcome(check: dict | None, hidden: dict | None, hidden_ran: bool) -> str:
+    """passed | failed, from the checker's replies (the points are decided by the grader)."""
+    if check is None or check.get("error"):
+        return "failed"
+    results = check.get("results") or []
+    if results and not all(r.get("passed") for r in results):
+        return "failed"
+    if hidden_ran and not (hidden or {}).get("passed"):
+        return "failed"
+    return "passed"
+
+
+# ---------------------------------------------------------------------------------------- runner
+class Runner:
+    def __init__(self, spec: dict, files: dict, emit):
+        self.spec, self.files, self.emit = spec, files, emit
+        self.iso = Isolation(spec)
+        self.exercises = spec["exercises"]
+        self.deadline = time.monotonic() + float(spec["timeout"])
+        self.graded: set = set()
+        self.notes: dict[int, str] = {}      # cell position -> what went wrong there
+        self.executed: set = set()           # positions of the cells the kernel ran
+        self.killers: set = set()
+        self.spare: Checker | None = None
+
+    def left(self) -> float:
+        return self.deadline - time.monotonic()
+
+    # ---- results
+    def result(self, ex, feedback: str, *, outcome: str = "failed", flagged: str = "", check=None, **extra) -> None:
+        if ex["id"] in self.graded:
             return
-        graded.add(ex["id"])
-        emit({"event": "exercise", "id": ex["id"], "points": points, "max_points": ex["max_points"],
-              "feedback": feedback[:4000], **extra})
+        self.graded.add(ex["id"])
+        self.emit({"event": "exercise", "id": ex["id"], "outcome": outcome, "feedback": feedback[:4000],
+                   "flagged": flagged[:500], "check": check or [], **extra})
 
-    def fail_rest(reason):
-        for ex in exercises:
-            result(ex, 0.0, reason)
+    def fail_rest(self, reason: str) -> None:
+        for ex in self.exercises:
+            self.result(ex, reason)
 
-    try:
-        cells = _load_notebook(spec["notebook"])
-    except Exception as e:
-        fail_rest(f"not a valid notebook ({type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''})")
-        return
+    # ---- the working folder
+    def write_files(self) -> None:
+        root = os.path.realpath(self.iso.workdir)
+        os.makedirs(root, exist_ok=True)
+        for rel, data in self.files.items():
+            path = os.path.realpath(os.path.join(root, rel))
+            if not path.startswith(root + os.sep):
+                continue
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "wb") as f:
+                f.write(data)
+        if not self.iso.nested:
+            os.makedirs(os.path.join(root, ".tmp"), exist_ok=True)  # the kernel's TMPDIR
 
-    workdir = spec["workdir"]
-    kernel_env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": workdir, "TMPDIR": os.path.join(workdir, ".tmp"),
-        "MPLCONFIGDIR": os.path.join(workdir, ".mpl"), "IPYTHONDIR": os.path.join(workdir, ".ipython"),
-        "JUPYTER_RUNTIME_DIR": spec["runtime_dir"], "PYTHONDONTWRITEBYTECODE": "1",
-        "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "MPLBACKEND": "Agg",
-        "MGC_SANDBOX": json.dumps(_with_proc_denied(spec["sandbox"])), "LANG": "C.UTF-8",
-    }
-    for k in ("VIRTUAL_ENV", "PYTHONPATH"):
-        if k in os.environ:
-            kernel_env[k] = os.environ[k]
-    os.makedirs(kernel_env["TMPDIR"], exist_ok=True)
+    # ---- main loop
+    def run(self) -> None:
+        try:
+            cells = load_notebook(self.files.get(self.spec["notebook"], b""))
+        except Exception as e:
+            msg = str(e).splitlines()[0][:200] if str(e) else ""
+            self.fail_rest(f"not a valid notebook ({type(e).__name__}: {msg})")
+            return
+        self.write_files()
+        self.cells = cells
+        self.code = _extract.code_cells(cells)
+        self.by_pos = {c.pos: c for c in self.code}
+        self.labels = {c.label for c in self.code}
+        self.functions = {n.name for c in self.code if c.tree is not None for n in ast.walk(c.tree)
+                          if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        positions = anchor_positions(cells, self.exercises)
+        self.range_start = {}
+        prev = -1
+        for pos in sorted(p for p in positions if p >= 0):
+            for ex in positions[pos]:
+                self.range_start[ex["id"]] = prev
+            prev = pos
+        for ex in positions.get(-1, []):
+            self.range_start[ex["id"]] = prev
+        try:
+            self.spare = Checker(self.iso, self.left() + 5)
+        except OSError:
+            self.spare = None
+        kernel = Kernel(self.iso)
+        _trace("starting the kernel")
+        try:
+            kernel.start(min(60.0, max(5.0, self.left())))
+            _trace("kernel ready")
+        except Exception as e:
+            kernel.stop()
+            if self.spare is not None:
+                self.spare.close()
+            self.fail_rest(f"not graded: the notebook's kernel did not start ({type(e).__name__}: {str(e)[:200]})")
+            return
+        try:
+            self.loop(kernel, cells, positions)
+        finally:
+            _trace("stopping")
+            kernel.stop()
+            if self.spare is not None:
+                self.spare.close()
+            _trace("stopped")
+        if self.left() <= 0:
+            self.fail_rest(f"time limit exceeded ({self.spec['timeout']:g} s for the notebook) before this exercise "
+                           "was graded: a cell ran too long (an infinite loop?)")
+        self.fail_rest("not graded: " + ("; ".join(list(dict.fromkeys(self.notes.values()))[-2:])
+                                         or "the notebook stopped early"))
 
-    positions = _anchor_positions(cells, exercises)
-    deadline = time.monotonic() + spec["timeout"]
-    nonce = secrets.token_hex(16)
-    notes: list[str] = []      # what went wrong in the student's cells (added to failing feedback)
-    killers: set = set()       # cells that killed the kernel: skipped when replaying
-    since = [0]                # notes[since[0]:] belong to the exercise being graded
-    kernel = Kernel(kernel_env, workdir)
-
-    def left() -> float:
-        return deadline - time.monotonic()
-
-    def run_student_cell(i) -> str:
-        r = kernel.run(cells[i]["source"], timeout=max(0.5, left()))
-        if r["truncated"]:
-            notes.append(f"cell {i + 1} of the notebook printed more than {OUTPUT_CAP} characters: the rest was discarded")
-        if r["status"] == "error":
-            notes.append(f"cell {i + 1} of the notebook raised {r['error'][0]}: {r['error'][1][:300]}")
-        return r["status"]
-
-    def grade_exercise(ex) -> str:
-        if left() <= 0:
-            result(ex, 0.0, f"time limit exceeded ({spec['timeout']:g} s for the notebook) before this exercise "
-                            "was graded")
-            return "timeout"
-        src = grade_cell_source(nonce, spec["bundle"], {**ex["cell_spec"], "id": ex["id"]})
-        r = kernel.run(src, timeout=max(0.5, left()), store_history=False)
-        if r["status"] in ("timeout", "dead"):
-            result(ex, 0.0, "time limit exceeded while grading this exercise" if r["status"] == "timeout"
-                   else "the kernel died while grading this exercise (os._exit, a crash, or the memory limit)")
-            return r["status"]
-        payload = None
-        for line in r["text"].splitlines():
-            if line.startswith(nonce):
-                try:
-                    payload = json.loads(line[len(nonce):])
-                except ValueError:
-                    pass
-        if payload is None:
-            result(ex, 0.0, "the grading cell produced no result (the notebook interfered with it)")
-            return "ok"
-        fb = str(payload.get("feedback", ""))
-        recent = notes[since[0]:]  # what went wrong in the cells since the previous exercise
-        since[0] = len(notes)
-        if not payload.get("passed") and recent:
-            fb += "\n" + "\n".join(list(dict.fromkeys(recent))[-3:])
-        result(ex, float(ex["max_points"]) if payload.get("passed") else 0.0, fb.strip(),
-               tamper=bool(payload.get("tamper")))
-        return "ok"
-
-    restarts = 0
-    try:
-        kernel.start()
+    def loop(self, kernel: Kernel, cells, positions) -> None:
+        restarts = 0
         i = 0
         while i < len(cells):
-            status = "ok"
-            if cells[i]["cell_type"] == "code" and cells[i]["source"].strip() and i not in killers:
-                status = run_student_cell(i)
-            if status == "dead":
-                killers.add(i)
-                notes.append(f"cell {i + 1} of the notebook killed the kernel (os._exit, a crash, or the memory limit): "
-                             "it was skipped and the cells before it were run again")
-                restarts += 1
-                kernel.stop()
-                if restarts > 3 or left() <= 0:
-                    break
-                kernel.start()
-                for j in range(i):  # replay, without grading, the cells before the one that killed it
-                    if cells[j]["cell_type"] == "code" and j not in killers and cells[j]["source"].strip():
-                        if kernel.run(cells[j]["source"], timeout=max(0.5, left()))["status"] in ("dead", "timeout"):
-                            killers.add(j)
-                            break
-                for ex in positions.get(i, []):
-                    grade_exercise(ex)
-                i += 1
-                continue
-            if status == "timeout":
-                break
+            cell = self.by_pos.get(i)
+            if cell is not None and i not in self.killers:
+                status = self.run_cell(kernel, cell)
+                if status == "dead":
+                    self.killers.add(i)
+                    self.executed.discard(i)
+                    self.notes[i] = (f"{cell.label} killed the kernel (os._exit, a crash, or the memory limit): "
+                                     "it was skipped and the cells before it were run again")
+                    restarts += 1
+                    kernel.stop()
+                    if restarts > 3 or self.left() <= 0:
+                        return
+                    try:
+                        kernel.start(min(60.0, max(5.0, self.left())))
+                    except Exception as e:
+                        self.notes[i] += f"; the kernel did not start again ({type(e).__name__})"
+                        return
+                    if not self.replay(kernel, i):
+                        return
+                elif status == "timeout":
+                    self.notes[i] = f"{cell.label} was still running when the time limit was reached"
+                    return
             for ex in positions.get(i, []):
-                if grade_exercise(ex) == "dead":
-                    break
+                self.grade(kernel, ex, i)
             if not kernel.alive():
-                break
+                return
             i += 1
-        else:
-            for ex in positions.get(-1, []):
-                grade_exercise(ex)
-    except Exception as e:
-        fail_rest(f"grading error: {type(e).__name__}: {str(e)[:300]}")
-    finally:
-        kernel.stop()
-    if left() <= 0:
-        fail_rest(f"time limit exceeded ({spec['timeout']:g} s for the notebook): a cell ran too long "
-                  "(an infinite loop?)")
-    fail_rest("not graded: " + ("; ".join(list(dict.fromkeys(notes))[-2:]) or "the notebook stopped early"))
+        for ex in positions.get(-1, []):
+            self.grade(kernel, ex, len(cells))
+
+    def replay(self, kernel: Kernel, upto: int) -> bool:
+        """Run again, without grading, the cells before the one that killed the kernel."""
+        for pos in sorted(p for p in self.executed if p < upto):
+            r = kernel.run(self.by_pos[pos].source, timeout=max(0.5, self.left()))
+            if r["status"] in ("dead", "timeout"):
+                self.killers.add(pos)
+                self.executed.discard(pos)
+                return False
+        return True
+
+    def run_cell(self, kernel: Kernel, cell) -> str:
+        r = kernel.run(self.cells[cell.pos]["source"], timeout=max(0.5, self.left()))
+        _trace(f"{cell.label}: {r['status']}")
+        if r["status"] in ("ok", "error"):
+            self.executed.add(cell.pos)
+        if r["status"] == "error" and r["error"]:
+            self.notes[cell.pos] = _cell_note(cell.label, r["error"])
+        elif r["truncated"]:
+            self.notes[cell.pos] = f"{cell.label} printed more than {OUTPUT_CAP} characters: the rest was discarded"
+        return r["status"]
+
+    # ---- one exercise
+    def needed_names(self, ex) -> tuple[set, str]:
+        """(names the check and hidden tests take from the student, the instructor's imports they use)."""
+        test_free = _extract.free_names(ex.get("check_source", "")) | _extract.free_names(ex.get("hidden_source", ""))
+        imports, inst_names = [], set()
+        for src in self.spec.get("instructor_imports", []):
+            names = _extract.bound_names(src)
+            if names & test_free:
+                imports.append(src)
+                inst_names |= names
+        answers = set(ex.get("answers", []))
+        needed = {n for n in test_free if n in answers or (n not in inst_names and n != "check"
+                                                           and not hasattr(builtins, n))}
+        return needed, "\n".join(imports)
+
+    def grade(self, kernel: Kernel, ex, anchor: int) -> None:
+        if self.left() <= 0:
+            self.result(ex, f"time limit exceeded ({self.spec['timeout']:g} s for the notebook) before this "
+                            "exercise was graded")
+            return
+        start = self.range_start.get(ex["id"], -1)
+        # what went wrong in the exercise's cells (its check cell's own error repeats the check's finding)
+        notes = [self.notes[p] for p in sorted(self.notes) if start < p < anchor or (p == anchor and not
+                 _CHECK_CALL.search(self.cells[p]["source"]))]
+        stub_cells = [self.by_pos[p].label for p in sorted(self.notes)
+                      if start < p <= anchor and "raised NotImplementedError" in self.notes[p]]
+        needed, imports = self.needed_names(ex)
+        cells = [c for c in self.code if c.pos <= anchor and c.pos in self.executed]
+        plan = _extract.plan(cells, needed)
+        prefer_all, absent_all, asked = set(), set(), set()
+        values, reasons = {}, {}
+        for _ in range(3):  # the kernel corrects the reading of the source (see _extract.plan)
+            if plan.flags:
+                self.result(ex, "tampering detected: the code the check runs " + "; ".join(plan.flags[:4]) +
+                            ". The grader does not run such code (it can reach outside the exercise).",
+                            flagged="tampering: " + "; ".join(plan.flags[:3]))
+                return
+            query = sorted((set(plan.data) | plan.defined) - asked)
+            asked |= set(query)
+            got = self.export(kernel, query) if query else {}
+            for name, (kind, val) in got.items():
+                if kind == "value":
+                    values[name] = val
+                elif kind == "unsupported":
+                    reasons[name] = (f"its value is a {val}: the grader passes only numbers, strings, lists, "
+                                     "tuples, dicts, NumPy arrays and tensors from the notebook to the check")
+                elif kind == "missing":
+                    reasons[name] = ("it is not defined in the notebook's code cells before this exercise is graded"
+                                     if name in plan.unbound else
+                                     "it has no value when this exercise is graded (did the cell that sets it run?)")
+                    if name in plan.defined:
+                        absent_all.add(name)
+                else:
+                    prefer_all.add(name)  # a function, class or module: a conditional re-binding did not run
+            if not ({n for n in plan.data if n in prefer_all} or plan.defined & absent_all):
+                break
+            plan = _extract.plan(cells, needed, prefer_definitions=prefer_all, absent=absent_all)
+        notes = notes + plan.notes
+        values = {n: v for n, v in values.items() if n in plan.data}
+        unavailable = {**plan.unavailable, **{n: r for n, r in reasons.items() if n in plan.data}}
+        load = []
+        for cell, stmt in plan.load:
+            if load and load[-1]["label"] == cell.label:
+                load[-1]["stmts"].append(stmt)
+            else:
+                load.append({"label": cell.label, "filename": cell.filename, "source": cell.source, "stmts": [stmt]})
+        checker, self.spare = self.spare, None
+        try:
+            if checker is None or checker.proc.poll() is not None:
+                checker = Checker(self.iso, self.left() + 5)
+        except OSError as e:  # e.g. the notebook's processes use up the sandbox's limit (a fork bomb)
+            self.result(ex, f"✗ not graded: the checker could not start ({e.strerror or e}): the notebook used "
+                            "every process the sandbox allows")
+            return
+        try:
+            try:  # the next exercise's checker starts while this one runs
+                more = len(self.graded) + 1 < len(self.exercises)
+                self.spare = Checker(self.iso, self.left() + 5) if more and self.left() > 1 else None
+            except OSError:
+                self.spare = None
+            try:
+                self.run_checker(checker, ex, load, values, needed, imports, unavailable, notes, stub_cells)
+            except (TypeError, ValueError, AttributeError, KeyError) as e:  # a reply that is not what we sent for
+                self.result(ex, f"✗ not graded: the checker's reply could not be read ({type(e).__name__})")
+        finally:
+            checker.close()
+
+    def export(self, kernel: Kernel, names: list) -> dict:
+        """What the kernel holds for these names (values as data), read with one cell."""
+        if not kernel.alive():
+            return {n: ("missing", "") for n in names}
+        nonce = secrets.token_hex(16)
+        code = (f"from minigrad.course._values import export as _mgc_export\n"
+                f"print(_mgc_export(globals(), {names!r}, {nonce!r}))\ndel _mgc_export")
+        r = kernel.run(code, timeout=max(0.5, min(30.0, self.left())), store_history=False)
+        return _values.parse_export(r["text"], nonce, names)
+
+    def run_checker(self, checker: Checker, ex, load, values, needed, imports, unavailable, notes, stub_cells):
+        _trace(f"{ex['id']}: checker")
+        ok = checker.send({"id": ex["id"], "bundle": self.spec["bundle"], "course_dir": self.spec.get("course_dir", ""),
+                           "instructor_imports": imports, "check_source": ex.get("check_source", ""),
+                           "names": sorted(needed), "load": load, "values": values})
+        check = checker.receive(max(0.5, self.left())) if ok else None
+        _trace(f"{ex['id']}: check phase done")
+        if check is None or check.get("phase") != "check":
+            why = ("time limit exceeded while checking this exercise" if self.left() <= 0 else
+                   "the check did not finish (the code it ran crashed the checker, or used all its memory)")
+            self.result(ex, "✗ " + why)
+            return
+        tamper = [str(t)[:200] for t in (check.get("tamper") or []) if isinstance(t, str)]
+        results = [r for r in (check.get("results") or []) if isinstance(r, dict)]
+        if tamper:
+            self.result(ex, "tampering detected while the check ran: " + "; ".join(tamper[:5]) + ".",
+                        flagged="tampering: " + "; ".join(tamper[:3]))
+            return
+        hidden_src = ex.get("hidden_source", "")
+        passed_check = not check.get("error") and (all(r.get("passed") for r in results) if
+                                                   ex.get("check_source") else True)
+        if ex.get("check_source") and not results and not check.get("error"):
+            passed_check = False
+        hidden = None
+        if hidden_src and passed_check:
+            if checker.send({"source": hidden_src}):
+                hidden = checker.receive(max(0.5, self.left()))
+            if hidden is None or hidden.get("phase") != "hidden":
+                hidden = {"passed": False, "kind": "died"}
+            if hidden.get("tamper"):
+                self.result(ex, "tampering detected while the hidden tests ran: the code changed the checker.",
+                            flagged="tampering: during the hidden tests", check=results)
+                return
+        outcome = exercise_outcome({"results": results, "error": check.get("error")}, hidden, hidden is not None)
+        lines = self.feedback(ex, results, check.get("error"), hidden, unavailable, notes, stub_cells)
+        self.result(ex, "\n".join(lines), outcome=outcome, check=results,
+                    hidden=None if hidden is None else bool(hidden.get("passed")))
+
+    def feedback(self, ex, results, error, hidden, unavailable, notes, stub_cells) -> list[str]:
+        """One line per problem, in words this process controls."""
+        lines = []
+        if error:
+            kind = error.get("kind")
+            if kind == "missing":
+                name = str(error.get("name", ""))
+                if stub_cells:
+                    lines.append(f"✗ not attempted yet: {stub_cells[-1]} still raises NotImplementedError ({_STUB}).")
+                    notes = []
+                else:
+                    why = unavailable.get(name, "it is not defined when this exercise is graded")
+                    lines.append(f"✗ `{name}` is not available to the check: {why}.")
+            elif kind == "stub":
+                lines.append(f"✗ not attempted yet: your code still raises NotImplementedError"
+                             f"{_where_text(error.get('where'), self.labels, self.functions)} ({_STUB}).")
+                notes = [n for n in notes if "NotImplementedError" not in n]
+            elif kind == "load":
+                lines.append(f"✗ the grader could not load your definitions: {str(error.get('text', ''))[:600]}")
+            else:
+                lines.append(f"✗ the check cell raised {str(error.get('text', ''))[:600]}"
+                             f"{_where_text(error.get('where'), self.labels, self.functions)}")
+        failed_check = bool(error) or any(not r.get("passed") for r in results)
+        if not error:
+            for r in results:
+                if not r.get("passed"):
+                    msg = str(r.get("message", ""))
+                    if "NotImplementedError" in msg:
+                        notes = [n for n in notes if "NotImplementedError" not in n]
+                    lines.append(msg[:3000])
+        if failed_check:
+            lines += [n for n in notes if n not in "\n".join(lines)][-2:]
+            return lines
+        steps = None
+        if hidden is not None and not hidden.get("passed"):
+            try:
+                steps = _extract.hidden_steps(ex.get("hidden_source", ""))
+            except SyntaxError:
+                steps = []
+            number = hidden.get("failed")
+            number = number if isinstance(number, int) and 0 < number <= 1000 else 0
+            what = _extract.describe_hidden(steps, number) if number else "the hidden tests"
+            kind = hidden.get("kind")
+            where = _where_text(hidden.get("where"), self.labels, self.functions)
+            exc = hidden.get("exception") if hidden.get("exception") in dir(builtins) else "an exception"
+            detail = {"value": "failed",
+                      "sign": "failed: a sign error (your result is exactly minus the expected one)",
+                      "stub": f"failed: your code still raises NotImplementedError{where} ({_STUB})",
+                      "raised": f"failed: your code raised {exc}{where}",
+                      "died": "did not finish (your code crashed the checker, ran out of time or of memory)",
+                      }.get(kind, "failed")
+            head = "the self-check passes, but " if results else ""
+            lines.append(f"✗ {head}{what} {detail}.")
+            return lines
+        lines += [str(r.get("message", ""))[:3000] for r in results]
+        if hidden is not None:
+            lines.append("hidden tests passed.")
+        return lines
+
+
+def read_input(stream) -> tuple[dict, dict]:
+    spec = _wire.read_message(stream)
+    if spec is None:
+        raise ValueError("no spec on stdin")
+    files = {}
+    for rel, size in spec.pop("files", []):
+        data = stream.read(int(size))
+        if len(data) != int(size):
+            raise ValueError("truncated files")
+        files[str(rel)] = data
+    return spec, files
+
+
+def _drop_limits(spec: dict) -> None:
+    """The sandbox-wide limits, set by its first process (the runner) before anything else starts."""
+    if spec.get("isolation") == "bwrap":
+        resource.setrlimit(resource.RLIMIT_NPROC, (SANDBOX_NPROC, SANDBOX_NPROC))
+        cap = max(4096, 2 * int(spec.get("memory_mb") or 2048)) << 20  # this process: a runaway stays bounded
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
 def main() -> None:
-    proto = _protocol_stream()
+    out = _wire.private_stdout()
+    sys.stdout = open(os.devnull, "w")
+    if not DEBUG:
+        sys.stderr = sys.stdout
 
     def emit(obj):
-        proto.write(json.dumps(obj) + "\n")
-        proto.flush()
+        _wire.reply(out, obj)
 
+    _trace("runner started")
     try:
-        spec = json.loads(sys.stdin.read())
-        run(spec, emit)
+        spec, files = read_input(sys.stdin.buffer)
+        _drop_limits(spec)
+        Runner(spec, files, emit).run()
     except BaseException as e:  # report, never crash silently
-        emit({"event": "runner-error", "error": f"{type(e).__name__}: {e}", "trace": traceback.format_exc()[-2000:]})
+        emit({"event": "runner-error", "error": f"{type(e).__name__}: {e}"[:500],
+              "trace": traceback.format_exc()[-2000:]})
     emit({"event": "done"})
+    _trace("done")
+    os._exit(0)
 
 
 if __name__ == "__main__":

@@ -16,10 +16,11 @@ Instructor tools for the course "Inside autograd.Function".
 
   minigrad-course grade SUBMISSIONS --out DIR [--timeout SECONDS] [--memory MB] [--jobs N]
       SUBMISSIONS holds one folder per student with that student's notebooks under their
-      released names (e.g. SUBMISSIONS/alice/03_relu.ipynb). Each notebook runs in a fresh,
-      sandboxed kernel in a temporary copy of the student's folder, with a time limit and a
-      memory limit; the hidden tests and checks are injected at run time. DIR receives
-      grades.csv and grades.json (student, notebook, exercise, points, max_points, feedback),
+      released names (e.g. SUBMISSIONS/alice/03_relu.ipynb). Each notebook is graded in its own
+      bubblewrap sandbox (install the package `bubblewrap`): a fresh kernel runs it with a time
+      limit and a memory limit, and a fresh checker process computes each exercise's verdict;
+      the hidden tests and checks enter the sandbox through a pipe. DIR receives grades.csv and
+      grades.json (student, notebook, exercise, points, max_points, flagged, feedback),
       totals.csv and scores_by_exercise.png. Submissions are never modified.
 """
 
@@ -49,6 +50,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="notebooks graded in parallel (default: number of CPUs)")
     g.add_argument("--source", metavar="ROOT", help="the instructor's book root (default: found from the current "
                    "folder)")
+    g.add_argument("--no-sandbox", action="store_true",
+                   help="grade without bubblewrap (weaker in-process protections; recorded in grades.json): "
+                        "only for submissions you trust")
     return p
 
 
@@ -62,8 +66,14 @@ def main(argv=None) -> int:
         else:
             from .grade import grade
 
-            grade(args.submissions, args.out, source=args.source, timeout=args.timeout,
-                  memory_mb=args.memory, jobs=args.jobs)
+            from .grade import GradingInterrupted
+
+            try:
+                grade(args.submissions, args.out, source=args.source, timeout=args.timeout,
+                      memory_mb=args.memory, jobs=args.jobs, sandbox=not args.no_sandbox)
+            except GradingInterrupted as e:
+                print(f"minigrad-course: {e}", file=sys.stderr)
+                return 128 + e.signum
     except ImportError as e:
         print(f"minigrad-course: error: {e}. The course tools need the notebook stack: "
               "pip install nbformat nbclient ipykernel pyyaml matplotlib (and jupyter-book for the website).",

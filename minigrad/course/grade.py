@@ -1,45 +1,72 @@
 """``minigrad-course grade``: autograde a folder of submissions into a gradebook.
 
 SUBMISSIONS holds one folder per student with that student's notebooks under their released
-names. For every (student, notebook) pair a subprocess (``minigrad.course._runner``) runs the
-notebook in a fresh sandboxed kernel, in a temporary copy of the student's folder, with a time
-limit and a memory limit; the instructor's hidden tests and checks are injected at run time (they
-are never written into the working copy). The gradebook (``grades.csv``, ``grades.json``: one row
-per student, notebook and exercise) and ``totals.csv`` are written atomically into OUT, with a
-histogram of the scores of each exercise (``scores_by_exercise.png``).
+names. Every (student, notebook) pair is graded by its own runner process
+(``minigrad.course._runner``) inside its own bubblewrap sandbox (``sandbox.py``): the notebook
+runs in a fresh kernel, and each exercise's verdict comes from a fresh checker process that loads
+only the student's definitions. The student's files, the hidden tests and the check sources reach
+the sandbox through a pipe, never as files. The gradebook (``grades.csv``, ``grades.json``: one
+row per student, notebook and exercise, with a ``flagged`` column) and ``totals.csv`` are written
+atomically into OUT, with a histogram of the scores of each exercise (``scores_by_exercise.png``).
+
+A run holds a lock on OUT (a second run into the same folder refuses), and SIGTERM or SIGINT stop
+every sandbox at once, remove the scratch folder and leave the previous gradebook untouched.
 """
 from __future__ import annotations
 
+import ast
 import csv
+import fcntl
 import hashlib
 import io
 import json
 import os
+import secrets
 import shutil
 import signal
+import stat
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import threading
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+import time
+from concurrent.futures import ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
 
-from .notebooks import parse_exercises
+from . import sandbox as _sandbox
+from ._extract import bound_names, python_source
+from ._wire import write_message
+from .notebooks import is_hidden_tests, is_solution_code, parse_exercises
 from .release import book_notebooks, find_source_root
 
-FIELDS = ["student", "notebook", "exercise", "points", "max_points", "feedback"]
+FIELDS = ["student", "notebook", "exercise", "points", "max_points", "flagged", "feedback"]
 FEEDBACK_CAP = 2000
 EXTRA_ENV = "MINIGRAD_COURSE_EXTRA_EXERCISES"
+FOLDER_CAP = 64 * 2**20      # bytes of a student's folder handed to one sandbox
+SCRATCH_PREFIX = ".grading-"
+LOCK_NAME = ".grade.lock"
+NO_SANDBOX_WARNING = ("graded WITHOUT the bubblewrap sandbox (--no-sandbox): the students' code ran with "
+                      "your user's rights, guarded only by in-process checks that determined code can get "
+                      "around. Use this only for submissions you trust.")
+
+
+class GradingInterrupted(RuntimeError):
+    """SIGTERM or SIGINT stopped the run: every sandbox was stopped and nothing was written."""
+
+    def __init__(self, signum: int):
+        self.signum = signum
+        super().__init__(f"grading interrupted by {signal.Signals(signum).name}: every notebook was stopped, "
+                         "the scratch folder removed, and the previous gradebook (if any) left unchanged")
 
 
 @dataclass
 class SourceNotebook:
     name: str
-    exercises: list  # dicts: id, title, max_points, cell_spec
+    exercises: list  # dicts: id, title, max_points, check_source, hidden_source, answers
+    instructor_imports: list = field(default_factory=list)  # the instructor notebook's import statements
 
 
 def _course_dir() -> Path:
@@ -47,7 +74,7 @@ def _course_dir() -> Path:
 
 
 def course_bundle(extra_dirs=()) -> list:
-    """Source text of minigrad.course (and its exercise modules) for the grading cell's fresh import."""
+    """Source text of minigrad.course (and its exercise modules): the checker builds its own copy from it."""
     d = _course_dir()
     bundle = [("minigrad.course.numbering", ((d / "numbering.py").read_text(), False)),  # imported by __init__
               ("minigrad.course", ((d / "__init__.py").read_text(), True)),
@@ -73,15 +100,27 @@ def load_registry():
     return registry
 
 
+def _instructor_imports(nb) -> list[str]:
+    """The top-level import statements of the instructor notebook's ordinary code cells."""
+    out = []
+    for cell in nb.cells:
+        if cell.cell_type != "code" or is_solution_code(cell) or is_hidden_tests(cell):
+            continue
+        src = python_source(cell.source) or ""
+        try:
+            tree = ast.parse(src)
+        except SyntaxError:
+            continue
+        for stmt in tree.body:
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)) and not getattr(stmt, "level", 0):
+                text = ast.unparse(stmt)
+                if text not in out:
+                    out.append(text)
+    return out
+
+
 def load_sources(root: Path) -> list[SourceNotebook]:
-    import numpy
-
-    import minigrad
-
     registry = load_registry()
-    trusted = sorted({sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"],
-                      sysconfig.get_paths()["platlib"], str(Path(minigrad.__file__).resolve().parent),
-                      str(Path(numpy.__file__).resolve().parent)})
     out = []
     for path in book_notebooks(root):
         nb = nbformat.read(path, as_version=4)
@@ -90,15 +129,18 @@ def load_sources(root: Path) -> list[SourceNotebook]:
             if ex.check_cell is None and not ex.hidden_cells:
                 continue  # nothing to grade it with (e.g. a worked example with a collapsed solution)
             reg = registry.get(ex.id)
-            check_src = nb.cells[ex.check_cell].source if ex.check_cell is not None else ""
+            answers = set()
+            for i in ex.solution_cells:
+                if nb.cells[i].cell_type == "code":
+                    answers |= bound_names(nb.cells[i].source)
             exs.append({
                 "id": ex.id, "title": reg.title if reg else ex.title,
                 "max_points": float(reg.points) if reg else 1.0,
-                "cell_spec": {"check_source": check_src, "hidden": ex.hidden_source(nb) or "",
-                              "course_dir": str(_course_dir()), "trusted_roots": trusted},
+                "check_source": nb.cells[ex.check_cell].source if ex.check_cell is not None else "",
+                "hidden_source": ex.hidden_source(nb) or "", "answers": sorted(answers),
             })
         if exs:
-            out.append(SourceNotebook(path.name, exs))
+            out.append(SourceNotebook(path.name, exs, _instructor_imports(nb)))
     return out
 
 
@@ -121,39 +163,170 @@ def _tree_hash(root: Path) -> dict:
     return out
 
 
-def _copy_regular(src: Path, dst: Path) -> None:
-    """Copy the student's folder: regular files and folders only (no symlinks, no special files)."""
-    dst.mkdir(parents=True, exist_ok=True)
-    for dirpath, dirnames, filenames in os.walk(src, followlinks=False):
-        rel = Path(dirpath).relative_to(src)
-        (dst / rel).mkdir(parents=True, exist_ok=True)
-        for name in filenames:
-            p = Path(dirpath) / name
-            if p.is_file() and not p.is_symlink():
-                shutil.copyfile(p, dst / rel / name)
+def student_files(folder: Path, notebook: str, cap: int = FOLDER_CAP) -> tuple[dict, list]:
+    """The regular files of a student's folder (no symlinks, no special files), the notebook first.
+
+    Returns ({relative path: bytes}, [what was left out]). Nothing is ever written back.
+    """
+    files, skipped, total = {}, [], 0
+    found = []
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        found += [Path(dirpath) / f for f in sorted(filenames)]
+    order = [folder / notebook] + [p for p in found if p != folder / notebook]
+    for p in order:
+        rel = str(p.relative_to(folder))
+        try:
+            st = p.lstat()
+        except OSError:
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            if p.is_symlink():
+                skipped.append(f"{rel} (a symbolic link)")
+            continue
+        if total + st.st_size > cap:
+            skipped.append(f"{rel} (over the {cap >> 20} MB limit of a student's folder)")
+            continue
+        try:
+            with open(os.open(p, os.O_RDONLY | os.O_NOFOLLOW), "rb") as f:
+                data = f.read(st.st_size + 1)[: st.st_size]
+        except OSError:
+            continue
+        files[rel] = data
+        total += len(data)
+    return files, skipped
 
 
-def _run_one(job: dict, timeout: float) -> list[dict]:
-    """Run the runner subprocess for one notebook; returns its exercise events."""
-    env = dict(os.environ, JUPYTER_RUNTIME_DIR=job["spec"]["runtime_dir"], PYTHONDONTWRITEBYTECODE="1")
-    proc = subprocess.Popen([sys.executable, "-m", "minigrad.course._runner"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=job["base"],
-                            start_new_session=True, env=env)
+# ---------------------------------------------------------------------------------------- runs
+class RunLock:
+    """OUT/.grade.lock, held (flock) for the whole run: a second run into the same OUT refuses."""
+
+    def __init__(self, out: Path):
+        self.path = out / LOCK_NAME
+        self.fd = None
+
+    def __enter__(self):
+        while True:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                try:
+                    who = os.read(fd, 200).decode(errors="replace").strip()
+                finally:
+                    os.close(fd)
+                raise RuntimeError(f"another `minigrad-course grade` is writing into {self.path.parent} "
+                                   f"({who or 'pid unknown'}); wait for it to finish, or choose another --out")
+            try:  # the file may have been removed by the run that just finished: lock the current one
+                same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            os.close(fd)
+        os.ftruncate(fd, 0)
+        os.write(fd, f"pid {os.getpid()}, started {time.strftime('%Y-%m-%d %H:%M:%S')}\n".encode())
+        self.fd = fd
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            os.unlink(self.path)
+        except OSError:
+            pass
+        os.close(self.fd)
+        return False
+
+
+def clean_scratch(out: Path, log=print) -> None:
+    """Remove the scratch folders that a killed run left in OUT (only ever called under the lock)."""
+    for p in out.glob(SCRATCH_PREFIX + "*"):
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p, ignore_errors=True)
+            log(f"removed {p.name}, left by a grading run that was killed")
+
+
+class _Signals:
+    """SIGTERM and SIGINT raise GradingInterrupted in the main thread (when grade() runs there).
+
+    While the gradebook is being written (``finishing``), a signal no longer interrupts: the run is done.
+    """
+
+    def __init__(self):
+        self.old = {}
+        self.finishing = False
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            def handler(signum, frame):
+                if not self.finishing:
+                    raise GradingInterrupted(signum)
+
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                self.old[sig] = signal.signal(sig, handler)
+        return self
+
+    def __exit__(self, *exc):
+        for sig, h in self.old.items():
+            signal.signal(sig, h)
+        return False
+
+
+class Jobs:
+    """The running sandboxes: each one's process group, so that all can be stopped at once."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.procs: set = set()
+        self.stopping = threading.Event()
+
+    def start(self, cmd, env) -> subprocess.Popen | None:
+        with self.lock:
+            if self.stopping.is_set():
+                return None
+            debug = bool(os.environ.get("MINIGRAD_COURSE_DEBUG"))  # the sandboxes' errors on this stderr
+            p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 stderr=None if debug else subprocess.DEVNULL, env=env, start_new_session=True, cwd="/",
+                                 preexec_fn=_sandbox.die_with_parent)
+            self.procs.add(p)
+            return p
+
+    def kill(self, p: subprocess.Popen) -> None:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+    def done(self, p: subprocess.Popen) -> None:
+        self.kill(p)  # nothing of the sandbox may survive (bwrap: its PID namespace dies with it)
+        with self.lock:
+            self.procs.discard(p)
+
+    def stop_all(self) -> None:
+        with self.lock:
+            self.stopping.set()
+            procs = list(self.procs)
+        for p in procs:
+            self.kill(p)
+
+
+def run_job(jobs: Jobs, cmd, env, spec: dict, files: dict, hard_timeout: float) -> list[dict]:
+    """Start one runner, hand it the spec and the files, and collect its events."""
+    p = jobs.start(cmd, env)
+    if p is None:
+        return [{"event": "runner-error", "error": "the run was stopped"}]
+    buf = io.BytesIO()
+    manifest = [[rel, len(data)] for rel, data in files.items()]
+    write_message(buf, {**spec, "files": manifest}, b"".join(files.values()))
     try:
-        out, _ = proc.communicate(json.dumps(job["spec"]).encode(), timeout=timeout + 45)
+        out, _ = p.communicate(buf.getvalue(), timeout=hard_timeout)
         killed = False
     except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        out, _ = proc.communicate()
+        jobs.kill(p)
+        out, _ = p.communicate()
         killed = True
     finally:
-        try:  # the kernel is in the runner's session: make sure nothing survives
-            os.killpg(proc.pid, signal.SIGKILL)
-        except OSError:
-            pass
+        jobs.done(p)
     events = []
     for line in out.decode("utf-8", "replace").splitlines()[:10_000]:
         try:
@@ -164,7 +337,20 @@ def _run_one(job: dict, timeout: float) -> list[dict]:
             events.append(ev)
     if killed:
         events.append({"event": "killed"})
+    elif not any(e.get("event") == "done" for e in events):
+        events.append({"event": "runner-error", "error": "the grading sandbox stopped unexpectedly"
+                       + (" (stopped by the user)" if jobs.stopping.is_set() else "")})
     return events
+
+
+def exercise_points(ex: dict, event: dict) -> float:
+    """The points of one graded exercise: 0 when flagged or failed; else the check's points (partial
+    credit if the check gives part of them), or all of them when there is only a hidden test."""
+    if event.get("flagged") or event.get("outcome") != "passed":
+        return 0.0
+    checks = [c for c in event.get("check") or [] if isinstance(c, dict)]
+    pts = float(checks[-1].get("points", ex["max_points"])) if checks else float(ex["max_points"])
+    return max(0.0, min(pts, float(ex["max_points"])))
 
 
 def _atomic_write(path: Path, text: str) -> None:
@@ -180,8 +366,71 @@ def _atomic_write(path: Path, text: str) -> None:
         raise
 
 
+class Launcher:
+    """How the grader starts a runner: in a fresh bubblewrap sandbox, or (``--no-sandbox``) as a subprocess."""
+
+    def __init__(self, use_sandbox: bool, hidden: list, scratch_parent: Path, log=print):
+        self.use_sandbox = use_sandbox
+        self.hidden = hidden
+        self.scratch_parent = scratch_parent
+        self.scratch: Path | None = None
+        self.warnings: list[str] = []
+        self.run_id = secrets.token_hex(8)
+        if use_sandbox:
+            self.bwrap = _sandbox.find_bwrap()
+            if self.bwrap is None:
+                raise _sandbox.SandboxUnavailable(_sandbox.INSTALL_HINT)
+            self.paths = _sandbox.visible_paths(hidden)
+            _sandbox.probe(self.paths, self.bwrap)
+            who = f"uid {_sandbox.SANDBOX_UID} (nobody)" if os.geteuid() == 0 else f"uid {os.geteuid()}"
+            self.description = f"bubblewrap ({self.bwrap}), one sandbox per notebook, as {who}"
+        else:
+            self.bwrap = None
+            self.scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=scratch_parent))
+            self.description = "none (--no-sandbox)"
+            self.warnings.append(NO_SANDBOX_WARNING)
+            log("WARNING: " + NO_SANDBOX_WARNING)
+
+    def info(self) -> dict:
+        return {"sandbox": self.description, "warnings": list(self.warnings)}
+
+    def runner_command(self) -> list[str]:
+        cmd = [sys.executable, "-I", "-m", "minigrad.course._runner"] if self.use_sandbox else \
+              [sys.executable, "-m", "minigrad.course._runner"]
+        if not self.use_sandbox:
+            return cmd
+        return _sandbox.outer_command(cmd, paths=self.paths, bwrap=self.bwrap)
+
+    def env(self) -> dict:
+        if self.use_sandbox:
+            return _sandbox.sandbox_env({"MGC_RUN": self.run_id, **({"MINIGRAD_COURSE_DEBUG": "1"} if
+                                    os.environ.get("MINIGRAD_COURSE_DEBUG") else {})})
+        return dict(os.environ, PYTHONDONTWRITEBYTECODE="1", MGC_RUN=self.run_id)
+
+    def job_spec(self, index: int) -> dict:
+        """What the runner needs to know about its isolation."""
+        if self.use_sandbox:
+            return {"isolation": "bwrap", "bwrap": self.bwrap, "python": sys.executable}
+        base = self.scratch / f"{index:04d}"
+        (base / "work").mkdir(parents=True)
+        (base / "run").mkdir()
+        return {"isolation": "local", "python": sys.executable, "workdir": str(base / "work"),
+                "rundir": str(base / "run"), "deny_read": [str(h) for h in self.hidden]}
+
+    def cleanup(self) -> None:
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            self.scratch = None
+
+
 def grade(submissions, out, *, source=None, timeout: float = 120, memory_mb: int = 2048, jobs: int = 2,
-          log=print) -> list[dict]:
+          log=print, sandbox: bool = True) -> list[dict]:
+    """Grade every student's notebooks; returns the gradebook rows (also written into ``out``).
+
+    ``sandbox=False`` (``--no-sandbox``) runs without bubblewrap, with a warning recorded in grades.json.
+    Raises SandboxUnavailable when bubblewrap is missing, RuntimeError when another run holds ``out``,
+    and GradingInterrupted on SIGTERM/SIGINT (nothing is written then).
+    """
     subs = Path(submissions).resolve()
     out = Path(out).resolve()
     if not subs.is_dir():
@@ -190,6 +439,24 @@ def grade(submissions, out, *, source=None, timeout: float = 120, memory_mb: int
         raise ValueError("--out must not be inside the submissions folder (submissions are never modified)")
     root = find_source_root(source)
     out.mkdir(parents=True, exist_ok=True)
+    with RunLock(out), _Signals() as signals:
+        clean_scratch(out, log)
+        iso = Launcher(sandbox, [root, subs, out], out, log)
+        try:
+            rows = _grade_locked(subs, out, root, iso, timeout=timeout, memory_mb=memory_mb, jobs=jobs, log=log)
+        finally:
+            iso.cleanup()
+        signals.finishing = True
+        write_gradebook(out, rows, iso.info())
+    log(summary_table(rows))
+    try:
+        histogram(out / "scores_by_exercise.png", rows)
+    except Exception as e:  # matplotlib missing or broken: the gradebook is what matters
+        log(f"warning: no histogram ({type(e).__name__}: {e})")
+    return rows
+
+
+def _grade_locked(subs: Path, out: Path, root: Path, iso: Launcher, *, timeout, memory_mb, jobs, log) -> list:
     sources = load_sources(root)
     bundle = course_bundle(_extra_dirs())
     before = _tree_hash(subs)
@@ -197,56 +464,56 @@ def grade(submissions, out, *, source=None, timeout: float = 120, memory_mb: int
     for p in sorted(subs.iterdir()):
         if not p.is_dir():
             log(f"warning: {p.name} is not a folder (one folder per student): ignored")
-    work_root = Path(tempfile.mkdtemp(prefix=".grading-", dir=out))
-    deny = sorted({str(root / "book"), str(subs), str(out)})
     jobs_list, rows_by_key = [], {}
     for s in students:
         for src in sources:
             key = (s, src.name)
-            nb_path = subs / s / src.name
-            if not nb_path.is_file():
+            if not (subs / s / src.name).is_file():
                 rows_by_key[key] = [_row(s, src.name, ex, 0.0, "notebook not submitted") for ex in src.exercises]
                 continue
-            base = work_root / f"{len(jobs_list):04d}"
-            work, runtime = base / "work", base / "runtime"
-            _copy_regular(subs / s, work)
-            runtime.mkdir(parents=True)
-            spec = {
-                "notebook": str(work / src.name), "workdir": str(work), "runtime_dir": str(runtime),
-                "timeout": timeout, "bundle": bundle,
-                "exercises": [{"id": e["id"], "max_points": e["max_points"], "cell_spec": e["cell_spec"]}
-                              for e in src.exercises],
-                "sandbox": {"memory_mb": memory_mb, "max_file_mb": 64, "write_roots": [str(work)],
-                            "allow_read": [str(base)], "deny_read": deny},
-            }
-            jobs_list.append({"key": key, "base": str(base), "spec": spec, "source": src})
+            jobs_list.append({"key": key, "source": src, "index": len(jobs_list)})
+    running = Jobs()
     lock = threading.Lock()
+    hard = float(timeout) + 90  # kernel start-up and the checkers' own start: the runner stops at `timeout`
 
     def work_on(job):
-        events = _run_one(job, timeout)
         s, nbname = job["key"]
-        got = {e["id"]: e for e in events if e.get("event") == "exercise"}
-        problem = next((e for e in events if e.get("event") in ("runner-error", "killed")), None)
-        rows = []
-        for ex in job["source"].exercises:
-            e = got.get(ex["id"])
-            if e is None:
-                why = ("time limit exceeded (the notebook was stopped)" if problem and problem["event"] == "killed"
-                       else f"not graded ({problem.get('error', 'grader error')})" if problem else "not graded")
-                rows.append(_row(s, nbname, ex, 0.0, why))
-            else:
-                pts = min(float(e.get("points", 0.0)), ex["max_points"])
-                rows.append(_row(s, nbname, ex, pts, str(e.get("feedback", ""))))
+        src = job["source"]
+        if running.stopping.is_set():
+            return
+        link = next((p for p in (subs / s, subs / s / nbname) if p.is_symlink()), None)
+        if link is not None:  # never follow a link out of the submissions (e.g. to the instructor's book)
+            with lock:
+                rows_by_key[job["key"]] = [_row(s, nbname, ex, 0.0, f"refused: {link.relative_to(subs)} is a "
+                                                "symbolic link, not a submitted file", flagged="symbolic link")
+                                           for ex in src.exercises]
+            return
+        files, skipped = student_files(subs / s, nbname)
+        if skipped:
+            log(f"warning: {s}: left out of the grading sandbox: {', '.join(skipped[:5])}")
+        spec = {**iso.job_spec(job["index"]), "notebook": nbname,
+                "timeout": float(timeout), "memory_mb": int(memory_mb), "bundle": bundle,
+                "course_dir": str(_course_dir()), "instructor_imports": src.instructor_imports,
+                "exercises": src.exercises}
+        events = run_job(running, iso.runner_command(), iso.env(), spec, files, hard)
+        rows = _rows_from_events(s, nbname, src, events)
         with lock:
             rows_by_key[job["key"]] = rows
             total = sum(r["points"] for r in rows)
             log(f"graded {s}/{nbname}: {total:g}/{sum(r['max_points'] for r in rows):g}")
 
+    pool = ThreadPoolExecutor(max_workers=max(1, int(jobs)))
     try:
-        with ThreadPoolExecutor(max_workers=max(1, int(jobs))) as pool:
-            list(pool.map(work_on, jobs_list))
+        pending = {pool.submit(work_on, j) for j in jobs_list}
+        while pending:  # short waits: a signal handler runs between them
+            done, pending = wait(pending, timeout=0.5)
+            for f in done:
+                f.result()
+    except BaseException:
+        running.stop_all()
+        raise
     finally:
-        shutil.rmtree(work_root, ignore_errors=True)
+        pool.shutdown(wait=True, cancel_futures=True)
     after = _tree_hash(subs)
     changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
     rows = []
@@ -256,34 +523,47 @@ def grade(submissions, out, *, source=None, timeout: float = 120, memory_mb: int
             if any(c == s or c.startswith(s + os.sep) for c in changed):
                 for r in rs:
                     r["points"] = 0.0
+                    r["flagged"] = "submission changed during grading"
                     r["feedback"] = (r["feedback"] + "\n" if r["feedback"] else "") + \
-                        "the submission folder was modified during grading (writing outside the working directory)"
+                        "the submission folder was modified during grading"
             rows.extend(rs)
     if changed:
         log(f"warning: files in the submissions folder changed during grading: {changed[:10]}")
-    write_gradebook(out, rows)
-    log(summary_table(rows))
-    try:
-        histogram(out / "scores_by_exercise.png", rows)
-    except Exception as e:  # matplotlib missing or broken: the gradebook is what matters
-        log(f"warning: no histogram ({type(e).__name__}: {e})")
     return rows
 
 
-def _row(student, notebook, ex, points, feedback) -> dict:
+def _rows_from_events(student: str, notebook: str, src: SourceNotebook, events: list) -> list[dict]:
+    got = {e.get("id"): e for e in events if e.get("event") == "exercise"}
+    problem = next((e for e in events if e.get("event") in ("runner-error", "killed")), None)
+    rows = []
+    for ex in src.exercises:
+        e = got.get(ex["id"])
+        if e is None:
+            why = ("time limit exceeded (the notebook was stopped)" if problem and problem["event"] == "killed"
+                   else f"not graded ({problem.get('error', 'grader error')})" if problem else "not graded")
+            rows.append(_row(student, notebook, ex, 0.0, why))
+        else:
+            rows.append(_row(student, notebook, ex, exercise_points(ex, e), str(e.get("feedback", "")),
+                             flagged=str(e.get("flagged") or "")))
+    return rows
+
+
+def _row(student, notebook, ex, points, feedback, flagged: str = "") -> dict:
     fb = feedback if len(feedback) <= FEEDBACK_CAP else feedback[:FEEDBACK_CAP] + " [...]"
     return {"student": student, "notebook": notebook, "exercise": ex["id"], "points": float(points),
-            "max_points": float(ex["max_points"]), "feedback": fb}
+            "max_points": float(ex["max_points"]), "flagged": flagged, "feedback": fb}
 
 
-def write_gradebook(out: Path, rows: list[dict]) -> None:
+def write_gradebook(out: Path, rows: list[dict], run: dict | None = None) -> None:
+    """grades.csv, grades.json (``{"run": {sandbox, warnings}, "rows": [...]}``) and totals.csv, atomically."""
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=FIELDS)
     w.writeheader()
     for r in rows:
         w.writerow({k: (f"{r[k]:g}" if isinstance(r[k], float) else r[k]) for k in FIELDS})
     _atomic_write(out / "grades.csv", buf.getvalue())
-    _atomic_write(out / "grades.json", json.dumps(rows, indent=1, ensure_ascii=False) + "\n")
+    _atomic_write(out / "grades.json", json.dumps({"run": run or {}, "rows": rows}, indent=1,
+                                                  ensure_ascii=False) + "\n")
     totals: dict = {}
     for r in rows:
         t = totals.setdefault(r["student"], [0.0, 0.0])

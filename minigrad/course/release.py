@@ -116,10 +116,10 @@ def build_site(root: Path, out: Path, *, log=print) -> Path:
     if src.exists():
         shutil.rmtree(src)
     src.mkdir(parents=True)
-    for name in ("_config.yml", "requirements.txt"):
+    for name in ("_config.yml", "requirements.txt", "nbval_sanitize.cfg"):  # the cfg: _ext/machine_paths.py
         if (root / name).exists():
             shutil.copy2(root / name, src / name)
-    for d in ("_assets", "_ext"):
+    for d in ("_assets", "_ext", "_theme"):  # _theme: the course CSS and JS (accessibility fixes)
         if (root / d).is_dir():
             shutil.copytree(root / d, src / d)
     book_src = root / "book"

@@ -2,13 +2,24 @@
 from . import functional, init
 from .activation import (CELU, ELU, GELU, SELU, Hardtanh, LeakyReLU, LogSigmoid, Mish, ReLU6, SiLU,
                          Softplus, Softsign)
+from .containers import ModuleDict, ParameterDict, ParameterList
+from .dropout import Dropout
 from .layers import Flatten, Identity, Linear, LogSoftmax, ModuleList, ReLU, Sequential, Sigmoid, Softmax, Tanh
-from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
+from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss
 from .module import Module
+from .normalization import BatchNorm1d, LayerNorm
 from .parameter import Parameter
+from .sparse import Embedding
 
 __all__ = ["Module", "Parameter", "Linear", "Identity", "ReLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax",
-           "Flatten", "Sequential", "ModuleList", "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss",
+           "Flatten", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "MSELoss",
+           "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "L1Loss", "SmoothL1Loss", "HuberLoss",
            "SiLU", "GELU", "LeakyReLU", "ELU", "CELU", "SELU", "Softplus", "Hardtanh", "ReLU6", "LogSigmoid", "Mish",
-           "Softsign",
-           "functional", "init"]
+           "Softsign", "Dropout", "Embedding", "LayerNorm", "BatchNorm1d", "functional", "init"]
+
+
+def __getattr__(name: str):
+    # A PyTorch name minigrad does not have: say so (and what to use instead), not just "no attribute".
+    from .._unsupported import missing
+
+    raise missing(f"nn.{name}", __all__)

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import warnings
 
-from .._ops import activation, loss, nn_ops, pointwise
+import numpy as np
+
+from .._ops import activation, layers, loss, nn_ops, pointwise
 from .._tensor import Tensor
-from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.grad_mode import is_grad_enabled as _grad_enabled
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -142,7 +144,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction, "binary_cross_entropy_with_logits")
     for name, t in (("weight", weight), ("pos_weight", pos_weight)):
-        if t is not None and t.requires_grad and is_grad_enabled():
+        if t is not None and t.requires_grad and _grad_enabled():
             raise RuntimeError(
                 f"The function 'binary_cross_entropy_with_logits' is not differentiable with respect to argument "
                 f"'{name}'. This input cannot have requires_grad True.\n{name} is a constant of the loss: pass "
@@ -215,3 +217,190 @@ def _activate(input: Tensor, inplace: bool, name: str, cls, *args) -> Tensor:  #
     from .._ops import _run_inplace
 
     return _run_inplace(input, cls, args, f"{name}_()")
+
+
+# --- losses --------------------------------------------------------------------------------------------------
+def _reduce(values: Tensor, reduction: str) -> Tensor:
+    if reduction == "mean":
+        return values.mean()
+    return values.sum() if reduction == "sum" else values
+
+
+def _warn_size(input: Tensor, target: Tensor) -> None:  # noqa: A002
+    if input.shape != target.shape:
+        warnings.warn(f"Using a target size ({target.shape!r}) that is different to the input size ({input.shape!r}). "
+                      "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
+                      "same size.", UserWarning, stacklevel=3)
+
+
+def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,  # noqa: A002
+            reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
+    """Mean absolute error: mean(|input - target|)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, "l1_loss")
+    _warn_size(input, target)
+    d = (input - target).abs()
+    return _reduce(d * weight if weight is not None else d, reduction)
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,  # noqa: A002
+                   reduction: str = "mean", beta: float = 1.0) -> Tensor:
+    """0.5 d^2 / beta where |d| < beta, |d| - 0.5 beta elsewhere (d = input - target)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, "smooth_l1_loss")
+    _warn_size(input, target)
+    d = (input - target).abs()
+    if beta == 0:
+        return _reduce(d, reduction)
+    return _reduce(pointwise.where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta), reduction)
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,  # noqa: A002
+               weight: Tensor | None = None) -> Tensor:
+    """0.5 d^2 where |d| < delta, delta (|d| - 0.5 delta) elsewhere."""
+    _check_reduction(reduction, "huber_loss")
+    _warn_size(input, target)
+    d = (input - target).abs()
+    values = pointwise.where(d < delta, d * d * 0.5, (d - 0.5 * delta) * delta)
+    return _reduce(values * weight if weight is not None else values, reduction)
+
+
+# --- layers as functions --------------------------------------------------------------------------------------
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:  # noqa: A002
+    """Zero each element with probability p and scale the others by 1 / (1 - p) (in training only)."""
+    if not 0 <= p <= 1:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0:
+        return input
+    from .._factories import _rng
+
+    x = input._data
+    if p == 1:
+        mask = np.zeros(x.shape, x.dtype)
+    else:
+        mask = (_rng[0].random(x.shape) >= p).astype(x.dtype) * np.asarray(1.0 / (1.0 - p), x.dtype)
+    m = Tensor._wrap(mask)
+    return input.mul_(m) if inplace else input * m
+
+
+def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bias: Tensor | None = None,  # noqa: A002
+               eps: float = 1e-5) -> Tensor:
+    """Normalise over the last ``len(normalized_shape)`` dims, then ``* weight + bias``."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    k = len(shape)
+    if input.shape[input.ndim - k:] != shape or k == 0:
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*, "
+                           f"{', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
+    for p in (weight, bias):
+        if p is not None and p.dtype != input.dtype:
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.\nlayer_norm: the input has "
+                               f"dtype {input.dtype} and weight / bias {p.dtype}; convert one of them.")
+    axes = tuple(range(input.ndim - k, input.ndim))
+    param_shape = (1,) * (input.ndim - k) + shape
+    return layers.LayerNorm.apply(input, weight, bias, axes, eps, param_shape)
+
+
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,  # noqa: A002
+               weight: Tensor | None = None, bias: Tensor | None = None, training: bool = False,
+               momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalise each feature (dim 1) with the batch's statistics (``training``), updating the running ones,
+    or with the running statistics."""
+    c = input.shape[1] if input.ndim > 1 else 1
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
+                    ("bias", bias)):
+        if t is not None and t.numel() != c:
+            raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
+    for t in (running_mean, running_var, weight, bias):
+        if t is not None and t.dtype != input.dtype:
+            names = {"float32": "Float", "float64": "Double", "float16": "Half"}
+            raise RuntimeError(f"mixed dtype (CPU): expect parameter to have scalar type of "
+                               f"{names.get(input.dtype.name, input.dtype.name)}\nbatch_norm: the input has dtype "
+                               f"{input.dtype} and a running statistic / weight / bias has {t.dtype}.")
+    axes = (0,) + tuple(range(2, input.ndim))
+    param_shape = tuple(c if k == 1 else 1 for k in range(input.ndim))
+    if training:
+        x = input._data
+        n = int(np.prod([x.shape[a] for a in axes]))
+        if n <= 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape!r}")
+        if running_mean is not None or running_var is not None:
+            mean = x.mean(axis=axes)
+            var = x.var(axis=axes) * (n / (n - 1))  # the running variance is unbiased, as in PyTorch
+            for buf, stat in ((running_mean, mean), (running_var, var)):
+                if buf is not None:
+                    buf._data[...] = (1 - momentum) * buf._data + momentum * stat
+                    buf._bump_version()
+        return layers.BatchNorm.apply(input, weight, bias, axes, eps, param_shape)
+    if running_mean is None or running_var is None:
+        raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
+    scale = Tensor._wrap((1.0 / np.sqrt(running_var._data + eps)).reshape(param_shape).astype(input._data.dtype))
+    out = (input - running_mean.reshape(param_shape)) * scale
+    if weight is not None:
+        out = out * weight.reshape(param_shape)
+    if bias is not None:
+        out = out + bias.reshape(param_shape)
+    return out
+
+
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,  # noqa: A002
+              norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """Rows of ``weight`` at the indices ``input`` (the row ``padding_idx`` gets no gradient)."""
+    if padding_idx is not None:
+        padding_idx %= weight.shape[0]
+    if max_norm is not None:  # renormalise the rows used, in place (not recorded, as in PyTorch)
+        rows = np.unique(input._data)
+        w = weight._data
+        norms = np.linalg.norm(w[rows], ord=norm_type, axis=1, keepdims=True)
+        w[rows] *= np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0).astype(w.dtype)
+    return layers.Embedding.apply(input, weight, padding_idx)
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """Class indices -> rows of 0/1 (int64), one column per class."""
+    t = tensor._data
+    if t.dtype != np.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.\none_hot: the classes have "
+                           f"dtype {tensor.dtype}; use .long().")
+    if t.size and t.min() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    n = int(t.max()) + 1 if num_classes == -1 and t.size else num_classes
+    if num_classes == -1 and not t.size:
+        raise RuntimeError("Can not infer total number of classes from empty tensor.")
+    if t.size and t.max() >= n:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    return Tensor._wrap((t[..., None] == np.arange(n)).astype(np.int64))
+
+
+def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) -> Tensor:  # noqa: A002
+    """Pad with ``value`` (constant mode): ``pad`` lists (before, after) pairs from the last dim backwards."""
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > input.ndim:
+        raise RuntimeError("Padding length should be less than or equal to two times the input dimension but got "
+                           f"padding length {len(pad)} and input of dimension {input.ndim}")
+    if mode != "constant":
+        raise NotImplementedError(f"minigrad implements pad(mode='constant') only; got mode={mode!r}.\nFor "
+                                  "'reflect' / 'replicate', build the border with flip / index and cat.")
+    pairs = [(0, 0)] * input.ndim
+    for k in range(len(pad) // 2):
+        pairs[input.ndim - 1 - k] = (int(pad[2 * k]), int(pad[2 * k + 1]))
+    return layers.ConstantPad.apply(input, tuple(pairs), 0 if value is None else value)
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None) -> Tensor:  # noqa: A002
+    """input / max(||input||_p along dim, eps)."""
+    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    return input / denom
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """<x1, x2> / max(||x1|| ||x2||, eps) along dim."""
+    dot = (x1 * x2).sum(dim)
+    return dot / (x1.norm(dim=dim) * x2.norm(dim=dim)).clamp_min(eps)
+
+
+def __getattr__(name: str):
+    # A PyTorch name minigrad does not have: say so (and what to use instead), not just "no attribute".
+    from .._unsupported import missing
+
+    raise missing(f"nn.functional.{name}", [n for n in globals() if not n.startswith("_")])

@@ -295,6 +295,11 @@ class Module:
     def cpu(self) -> "Module":
         return self
 
+    def cuda(self, device=None) -> "Module":
+        from .._device import not_compiled_with_cuda
+
+        raise not_compiled_with_cuda()
+
     # --- state_dict -----------------------------------------------------------------
     def state_dict(self, *args, destination: OrderedDict | None = None, prefix: str = "",
                    keep_vars: bool = False) -> OrderedDict:

@@ -1,24 +1,32 @@
 #!/usr/bin/env python
-"""Browser check of the built website (_build/html), offline, in headless Chromium.
+"""Browser check of the built website (_build/html), offline, in headless Chromium at 1280 px.
 
-    .venv/bin/python tests/browser/check_book.py [--html _build/html] [--chromium /usr/bin/chromium]
+    .venv/bin/python tests/browser/check_book.py [--html _build/html] [--toc _toc.yml]
+                                                 [--pages book/03_relu.html ...] [--chromium /usr/bin/chromium]
 
-Serves the built site on 127.0.0.1 (a free port) and opens every page of
-_toc.yml with Playwright driving Debian's chromium. For each page it checks:
+Serves the built site on 127.0.0.1 (a free port) and opens every page of _toc.yml (new
+chapters are covered as soon as they are listed there) with Playwright driving Debian's
+chromium. On each page it checks what a reader gets:
 
-  - the <title> names the book and the page has one non-empty <h1>;
-  - every <img> loaded (naturalWidth > 0);
-  - math is typeset (mjx-container present, no raw \\( or \\[ left in the text);
-  - exercise boxes are present and each solution is hidden until its toggle is
-    clicked, then visible (only on pages that have solutions);
-  - widgets are rendered (one rendered widget per widget-view output, non-empty);
-  - no request for the site's own files failed or returned >= 400, and no
-    request left 127.0.0.1 (the site must work offline);
+  - the <title> names the book; one non-empty <h1>; one search box; landmarks (one <main>,
+    a <nav>) and a skip link that is the first thing the Tab key reaches and that moves to the content;
+  - every image loaded and has a text alternative that says something (not "figure");
+  - math is typeset, with MathML that screen readers read (MathJax's assistive MathML);
+  - widgets are rendered, and their sliders move with the keyboard; animations step with the
+    keyboard and say in words which frame they show;
+  - exercise boxes are present; each solution is hidden until its toggle is clicked, then
+    visible; nbgrader's "### BEGIN SOLUTION" markers and this machine's paths appear nowhere;
+  - no code or output block is wider than the text column (outputs wrap; a code line that
+    is too long must be shortened), with solutions and hidden code cells closed and open;
+  - axe-core (vendored from npm) finds no serious or critical violation of WCAG 2.1 A/AA,
+    with solutions closed and open; moderate ones are listed but do not fail;
+  - nothing is logged as a console error or raised as a JavaScript error; no request for the
+    site's own files fails; no request leaves 127.0.0.1 (the site works offline);
   - every internal <a href> points to an existing file (and anchor).
 
-A screenshot of every page goes to _build/screenshots/<page>.png (and
-<page>--solutions-open.png after the click). Exits 1 listing every problem,
-each naming its page.
+Screenshots go to _build/screenshots/<page>.png (as loaded, scrolled to the top, nothing
+focused) and <page>--solutions-open.png (every solution and hidden code cell opened).
+Exits 1 listing every problem, each naming its page.
 """
 from __future__ import annotations
 
@@ -31,18 +39,40 @@ import shutil
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit
 
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "_ext"))
+from machine_paths import LEFTOVER as MACHINE_PATH  # noqa: E402
+
 CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
     "--hide-scrollbars",
 ]
-TIMEOUT_MS = 20_000
+TIMEOUT_MS = 60_000
+WIDTH = 1280
+
+# ---- accessibility: the rules checked, in ONE place ------------------------------------
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]      # WCAG 2.1, levels A and AA
+AXE_EXTRA_RULES = ["region", "landmark-one-main", "page-has-heading-one", "bypass"]  # landmarks, skip link
+AXE_FAIL = ("critical", "serious")                           # these fail the check
+AXE_REPORT = ("moderate",)                                   # these are listed
+# Alt text that says nothing about the picture.
+GENERIC_ALT = re.compile(
+    r"^\s*(?:an? |the )?(?:figure|fig\.?|image|img|picture|graphic|plot|chart|graph|diagram|png|"
+    r"animation|output|untitled|<[^>]*>|matplotlib[\w ]*|\d+)\s*\d*\s*\.?\s*$", re.I)
+MIN_ALT_WORDS = 4
+# Pictures of the course (notebook outputs, animations, figures): their alt text must describe
+# them. The theme's own images (logos in menus) only need a non-empty one (axe checks that).
+CONTENT_IMAGES = "main .cell_output img, main .animation img, main figure img, main article img.output"
+# What "open everything" reveals: solutions and code cells hidden behind "Show code cell source".
+OPENED = ["main div.solution", "main details.hide"]
 
 
 # --------------------------------------------------------------------------- server
@@ -59,12 +89,12 @@ def serve(directory: Path):
 
 
 # --------------------------------------------------------------------------- pages
-def toc_pages(root: Path) -> list[str]:
-    """The site-relative .html path of every _toc.yml entry, in order."""
-    sys.path.insert(0, str(root / "scripts"))
+def toc_pages(toc_file: Path) -> list[str]:
+    """The site-relative .html path of every entry of a _toc.yml, in order."""
+    sys.path.insert(0, str(ROOT / "scripts"))
     from check_toc import toc_entries
 
-    toc = yaml.safe_load((root / "_toc.yml").read_text())
+    toc = yaml.safe_load(toc_file.read_text())
     out = []
     for entry in toc_entries(toc):
         entry = re.sub(r"\.(ipynb|md)$", "", entry)
@@ -114,10 +144,20 @@ def check_links(site: Path, page: str) -> list[str]:
     return errors
 
 
-# --------------------------------------------------------------------------- browser
-JS_IMAGES = """() => Array.from(document.images)
-    .filter(i => !i.complete || i.naturalWidth === 0)
-    .map(i => i.getAttribute('src'))"""
+def alt_problem(alt: str | None) -> str | None:
+    """Why an image's alt text does not describe it (None: it does)."""
+    if alt is None or not alt.strip():
+        return "has no alt text"
+    if GENERIC_ALT.match(alt) or len(alt.split()) < MIN_ALT_WORDS:
+        return f"has an alt text that says nothing about it ({alt!r})"
+    return None
+
+
+# --------------------------------------------------------------------------- in the page
+JS_IMAGES = """(content) => Array.from(document.querySelectorAll('main img'))
+    .map(i => ({src: (i.getAttribute('src') || '').slice(0, 80), ok: i.complete && i.naturalWidth > 0,
+                alt: i.getAttribute('alt'), content: i.matches(content),
+                hidden: i.getAttribute('aria-hidden') === 'true' || i.getAttribute('role') === 'presentation'}))"""
 
 JS_RAW_MATH = r"""() => {
     const main = document.querySelector('main') || document.body;
@@ -128,99 +168,335 @@ JS_RAW_MATH = r"""() => {
     return m ? t.slice(Math.max(0, m.index - 40), m.index + 40).replace(/\s+/g, ' ') : null;
 }"""
 
+# Math a screen reader can read: MathJax's assistive MathML next to each rendering.
+JS_MATH_A11Y = """() => Array.from(document.querySelectorAll('main mjx-container'))
+    .filter(c => !c.querySelector('mjx-assistive-mml math'))
+    .map(c => (c.textContent || '').slice(0, 40))"""
+
+# Blocks wider than their column: a block that scrolls sideways (its end hidden) or that
+# sticks out of the article. Hidden blocks (closed solutions) are measured when opened.
+JS_OVERFLOW = """() => {
+    const article = document.querySelector('main article') || document.querySelector('main');
+    const right = article.getBoundingClientRect().right;
+    const out = [];
+    document.querySelectorAll('main pre, main table, main mjx-container[display="true"], main .jupyter-widgets, main .animation, main img').forEach(el => {
+        const r = el.getBoundingClientRect();
+        if (r.width === 0 || r.height === 0 || !el.checkVisibility()) return;  // closed: measured when opened
+        const scrolls = el.scrollWidth > el.clientWidth + 1 && el.clientWidth > 0;
+        const sticksOut = r.right > right + 1;
+        if (!scrolls && !sticksOut) return;
+        const kind = el.closest('.cell_input') ? 'code' : el.closest('.cell_output') ? 'output'
+                   : el.tagName === 'PRE' ? 'code' : el.tagName.toLowerCase();
+        const lines = (el.innerText || el.getAttribute('alt') || '').split('\\n');
+        const longest = lines.reduce((a, b) => b.length > a.length ? b : a, '');
+        out.push({kind, first: lines[0].trim().slice(0, 50), text: longest.trim().slice(0, 90),
+                  by: Math.round(Math.max(el.scrollWidth - el.clientWidth, r.right - right))});
+    });
+    return out;
+}"""
+
+JS_FOCUSED = """() => {
+    const e = document.activeElement;
+    if (!e || e === document.body) return null;
+    const cs = getComputedStyle(e), r = e.getBoundingClientRect();
+    const ring = (cs.outlineStyle !== 'none' && parseFloat(cs.outlineWidth) > 0) || cs.boxShadow !== 'none';
+    return {tag: e.tagName.toLowerCase(), text: (e.getAttribute('aria-label') || e.innerText || '').trim().slice(0, 40),
+            ring, math: !!e.closest('mjx-container'), visible: r.width > 0 && r.height > 0 && e.checkVisibility()};
+}"""
+MAX_TAB_STOPS = 400
+
+JS_MAIN_TEXT = "() => (document.querySelector('main') || document.body).textContent"
+JS_CELL_CODE = "() => Array.from(document.querySelectorAll('main .cell_input pre')).map(p => p.textContent).join('\\n')"
+NBGRADER_MARKER = re.compile(r"^[ \t]*### (?:BEGIN|END) (?:SOLUTION|HIDDEN TESTS)[ \t]*$", re.M)
+
+JS_LANDMARKS = """() => ({
+    main: document.querySelectorAll('main, [role=main]').length,
+    nav: document.querySelectorAll('nav, [role=navigation]').length,
+    skip: (document.querySelector('a[href="#main-content"]') || {}).textContent || null,
+    target: !!document.getElementById('main-content')})"""
+
+JS_AXE = """async ([tags, extra, only]) => {
+    const rules = {};
+    extra.forEach(r => rules[r] = {enabled: true});
+    const context = only.length ? {include: only.filter(s => document.querySelector(s)).map(s => [s])} : document;
+    if (only.length && !context.include.length) return [];
+    const res = await axe.run(context, {runOnly: {type: 'tag', values: tags}, rules,
+                                        resultTypes: ['violations']});
+    return res.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
+        nodes: v.nodes.map(n => ({target: n.target.join(' '), html: n.html.slice(0, 300)}))}));
+}"""
+
 
 def _visible_text(locator) -> str:
     return locator.evaluate("e => e.innerText || ''").strip()
 
 
-def check_page(page, base_url: str, name: str, book_title: str, shots: Path) -> list[str]:
-    errors: list[str] = []
-    err = errors.append
-    page.goto(base_url + name, wait_until="load", timeout=TIMEOUT_MS)
-    page.wait_for_load_state("networkidle", timeout=TIMEOUT_MS)
+def _settle(page) -> None:
+    """Scrolled to the top with nothing focused: the page as a reader first sees it."""
+    page.evaluate("() => { window.scrollTo(0, 0); if (document.activeElement) document.activeElement.blur(); }")
+    page.wait_for_timeout(150)
 
-    # Title and heading.
-    title = page.title()
-    if book_title not in title:
-        err(f"{name}: <title> is {title!r}, expected it to contain {book_title!r}")
-    h1 = page.locator("main h1:visible")
-    if h1.count() != 1:
-        err(f"{name}: expected exactly one visible <h1> in <main>, found {h1.count()}")
-    elif not _visible_text(h1).strip("#¶ \n"):
-        err(f"{name}: the <h1> is empty")
 
-    # Math.
-    n_math = page.locator("main .math").count()
-    if n_math:
+class PageCheck:
+    """All checks of one page; problems collected in ``errors``, moderate findings in ``notes``."""
+
+    def __init__(self, page, base_url: str, name: str, book_title: str, shots: Path, axe_source: str):
+        self.page, self.base_url, self.name = page, base_url, name
+        self.book_title, self.shots, self.axe_source = book_title, shots, axe_source
+        self.errors: list[str] = []
+        self.notes: list[str] = []
+        self.overflow: dict = {}
+
+    def err(self, msg: str) -> None:
+        self.errors.append(f"{self.name}: {msg}")
+
+    def shot(self, suffix: str = "") -> None:
+        _settle(self.page)
+        path = self.shots / (self.name.replace("/", "__").removesuffix(".html") + suffix + ".png")
+        self.page.screenshot(path=str(path), full_page=True)
+
+    # ------------------------------------------------------------------ the checks
+    def run(self) -> None:
+        page = self.page
+        page.goto(self.base_url + self.name, wait_until="load", timeout=2 * TIMEOUT_MS)
+        try:  # on a busy machine the page may take long to go quiet; the checks below wait
+            page.wait_for_load_state("networkidle", timeout=TIMEOUT_MS)  # for what they need
+        except Exception:
+            pass
+        self.title_and_landmarks()
+        self.math()
+        self.widgets()
+        page.wait_for_timeout(200)
+        self.images()
+        self.text()
+        self.measure_overflow()
+        self.shot()
+        self.axe("solutions closed")
+        self.keyboard()
+        opened = self.open_everything()
+        if opened:
+            self.measure_overflow()
+            self.axe("solutions open", only=OPENED)  # the rest was checked closed
+            self.shot("--solutions-open")
+        for (kind, first, text), by in self.overflow.items():
+            if kind == "code":
+                self.err(f"a code line is {by} px wider than the text column (shorten it): {text!r} "
+                         f"in the cell that starts {first!r}")
+            else:
+                self.err(f"a {kind} block is {by} px wider than the text column: {text!r}")
+
+    def title_and_landmarks(self) -> None:
+        page = self.page
+        title = page.title()
+        if self.book_title not in title:
+            self.err(f"<title> is {title!r}, expected it to contain {self.book_title!r}")
+        h1 = page.locator("main h1:visible")
+        if h1.count() != 1:
+            self.err(f"expected exactly one visible <h1> in <main>, found {h1.count()}")
+        elif not _visible_text(h1).strip("#¶ \n"):
+            self.err("the <h1> is empty")
+        n_search = page.locator(".search-button-field:visible, form.bd-search:visible").count()
+        if n_search != 1:
+            self.err(f"{n_search} search boxes are visible (want one)")
+        marks = page.evaluate(JS_LANDMARKS)
+        if marks["main"] != 1 or marks["nav"] < 1:
+            self.err(f"landmarks: {marks['main']} <main> (want 1), {marks['nav']} <nav> (want at least 1)")
+        if not marks["skip"] or not marks["target"]:
+            self.err("no working skip link to #main-content")
+
+    def math(self) -> None:
+        page = self.page
+        n_math = page.locator("main .math").count()
+        if not n_math:
+            return
         try:
             page.wait_for_function(
                 "n => document.querySelectorAll('main mjx-container').length >= n", arg=n_math,
                 timeout=TIMEOUT_MS)
         except Exception:
             got = page.locator("main mjx-container").count()
-            err(f"{name}: math not typeset: {n_math} math element(s), {got} mjx-container(s) "
-                "(is _static/mathjax/ served? run scripts/vendor_assets.sh)")
+            self.err(f"math not typeset: {n_math} math element(s), {got} mjx-container(s) "
+                     "(is _static/mathjax/ served? run scripts/vendor_assets.sh)")
+            return
         raw = page.evaluate(JS_RAW_MATH)
         if raw:
-            err(f"{name}: raw (untypeset) math in the page text: ...{raw}...")
+            self.err(f"raw (untypeset) math in the page text: ...{raw}...")
+        try:  # the assistive MathML is added just after the rendering
+            page.wait_for_function(
+                "() => Array.from(document.querySelectorAll('main mjx-container'))"
+                ".every(c => c.querySelector('mjx-assistive-mml math'))", timeout=5_000)
+        except Exception:
+            missing = page.evaluate(JS_MATH_A11Y)
+            self.err(f"{len(missing)} formula(s) without MathML for screen readers "
+                     f"(MathJax's assistive-mml), e.g. {missing[:2]}")
 
-    # Widgets: one rendered widget per widget-view output.
-    n_views = page.locator('script[type="application/vnd.jupyter.widget-view+json"]').count()
-    if n_views:
-        sel = "main .jupyter-widgets:not(.jupyter-widgets .jupyter-widgets), main .widget-slider"
+    def widgets(self) -> None:
+        page = self.page
+        n_views = page.locator('script[type="application/vnd.jupyter.widget-view+json"]').count()
+        if not n_views:
+            return
         try:
             page.wait_for_function(
                 "n => document.querySelectorAll('main .jupyter-widgets').length >= n", arg=n_views,
                 timeout=TIMEOUT_MS)
             page.wait_for_timeout(300)
         except Exception:
-            err(f"{name}: {n_views} widget output(s) but the widgets did not render "
-                "(is _static/widgets/embed-amd.js served? run scripts/vendor_assets.sh)")
+            self.err(f"{n_views} widget output(s) but the widgets did not render "
+                     "(is _static/widgets/embed-amd.js served? run scripts/vendor_assets.sh)")
+            return
+        empty = page.evaluate(
+            """() => Array.from(document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]'))
+               .filter(s => !(s.parentElement && s.parentElement.innerText.trim())).length""")
+        if empty:
+            self.err(f"{empty} widget output(s) rendered empty")
+
+    def images(self) -> None:
+        for img in self.page.evaluate(JS_IMAGES, CONTENT_IMAGES):
+            if not img["ok"]:
+                self.err(f"image did not load: {img['src']}")
+            if img["hidden"]:
+                continue
+            problem = alt_problem(img["alt"]) if img["content"] else (None if img["alt"] else "has no alt text")
+            if problem:
+                self.err(f"an image {problem}: {img['src']}")
+
+    def text(self) -> None:
+        code = self.page.evaluate(JS_CELL_CODE)  # includes closed solutions
+        m = NBGRADER_MARKER.search(code)
+        if m:
+            self.err(f"a code cell shows nbgrader's marker {m.group(0).strip()!r} (hidden by _ext/solution_markers.py)")
+        text = self.page.evaluate(JS_MAIN_TEXT)
+        m = MACHINE_PATH.search(text)
+        if m:
+            self.err(f"the page shows a path of the build machine: ...{text[max(0, m.start() - 40):m.end() + 40]!r}...")
+
+    def measure_overflow(self) -> None:
+        for block in self.page.evaluate(JS_OVERFLOW):
+            key = (block["kind"], block["first"], block["text"])
+            self.overflow[key] = max(self.overflow.get(key, 0), block["by"])
+
+    def axe(self, state: str, only: list[str] | None = None) -> None:
+        """Run axe-core on the page (or only on the elements matching the selectors ``only``)."""
+        page = self.page
+        if not page.evaluate("() => typeof window.axe !== 'undefined'"):
+            page.add_script_tag(content=self.axe_source)
+        for v in page.evaluate(JS_AXE, [AXE_TAGS, AXE_EXTRA_RULES, only or []]):
+            example = v["nodes"][0]
+            html = " ".join(example["html"].split())[:140]
+            line = (f"axe {v['impact']} [{state}] {v['id']}: {v['help']} ({len(v['nodes'])} element(s), "
+                    f"e.g. {example['target']}: {html})")
+            if v["impact"] in AXE_FAIL:
+                self.err(line)
+            elif v["impact"] in AXE_REPORT:
+                self.notes.append(f"{self.name}: {line}")
+
+    def keyboard(self) -> None:
+        """The skip link, widget sliders and animations, used with the keyboard alone."""
+        page = self.page
+        _settle(page)
+        page.keyboard.press("Tab")
+        first = page.evaluate("() => [document.activeElement.getAttribute('href'), "
+                              "document.activeElement.getBoundingClientRect().height > 0]")
+        if first != ["#main-content", True]:
+            self.err(f"the first Tab does not reach a visible skip link (it reaches {first[0]!r})")
         else:
-            empty = page.evaluate(
-                """() => Array.from(document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]'))
-                   .filter(s => !(s.parentElement && s.parentElement.innerText.trim())).length""")
-            if empty:
-                err(f"{name}: {empty} widget output(s) rendered empty")
-        del sel
+            page.keyboard.press("Enter")
+            page.wait_for_timeout(100)
+            landed = page.evaluate("() => [location.hash, Math.round(document.getElementById('main-content')"
+                                   ".getBoundingClientRect().top)]")
+            if landed[0] != "#main-content" or abs(landed[1]) > 5:
+                self.err(f"the skip link does not move to the content (hash {landed[0]!r}, content at {landed[1]} px)")
+        self.tab_walk()
+        # widget sliders: named (axe checks that) and moved by the arrow keys
+        handles = page.locator("main .noUi-handle")
+        for i in range(handles.count()):
+            handle = handles.nth(i)
+            before = handle.get_attribute("aria-valuenow")
+            handle.focus()
+            page.keyboard.press("ArrowRight")
+            page.keyboard.press("ArrowLeft" if before == handle.get_attribute("aria-valuemax") else "ArrowRight")
+            page.wait_for_timeout(50)
+            if handle.get_attribute("aria-valuenow") == before:
+                self.err(f"widget slider {i + 1} does not move with the arrow keys")
+        # animations: the frame slider steps with the arrow keys and says which frame it shows
+        for i in range(page.locator("main .animation").count()):
+            anim = page.locator("main .animation").nth(i)
+            slider = anim.locator("input[type=range]")
+            img = anim.locator("img").first
+            src = img.get_attribute("src")
+            slider.focus()
+            page.keyboard.press("Home")
+            page.keyboard.press("ArrowRight")
+            page.wait_for_timeout(100)
+            if img.get_attribute("src") == src and slider.input_value() != "1":
+                self.err(f"animation {i + 1}: the arrow keys do not step its frames")
+            if not slider.get_attribute("aria-valuetext"):
+                self.err(f"animation {i + 1}: its frames are not described in words (animation_html(..., frame_text=[...]))")
+            for button in anim.locator("button").all():
+                if not (button.get_attribute("aria-label") or "").strip():
+                    self.err(f"animation {i + 1}: a button has no label")
+        _settle(page)
 
-    # Images (after math/widgets settled).
-    page.wait_for_timeout(200)
-    for src in page.evaluate(JS_IMAGES):
-        err(f"{name}: image did not load: {src}")
+    def tab_walk(self) -> None:
+        """Tab through the whole page: every stop shows where the focus is, and only controls
+        and links are stops (not each formula: a page has hundreds)."""
+        page = self.page
+        _settle(page)
+        no_ring, hidden, math, first = [], [], 0, None
+        for _ in range(MAX_TAB_STOPS):
+            page.keyboard.press("Tab")
+            stop = page.evaluate(JS_FOCUSED)
+            if stop is None or stop == first:
+                break
+            first = first or stop
+            math += stop["math"]
+            if not stop["visible"]:
+                hidden.append(stop)
+            elif not stop["ring"]:
+                no_ring.append(stop)
+        else:
+            self.err(f"more than {MAX_TAB_STOPS} Tab stops: a keyboard user cannot get through the page")
+        if math:
+            self.err(f"{math} formula(s) are Tab stops (MathJax menu setting inTabOrder)")
+        for what, stops in (("shows no focus indicator", no_ring), ("is focusable but not visible", hidden)):
+            if stops:
+                named = sorted({f"<{s['tag']}> {s['text']!r}" for s in stops})
+                self.err(f"{len(stops)} Tab stop(s) {what}: {', '.join(named[:6])}")
+        _settle(page)
 
-    page.screenshot(path=str(shots / (name.replace("/", "__").removesuffix(".html") + ".png")), full_page=True)
-
-    # Exercises and solutions.
-    solutions = page.locator("main div.solution")
-    n_sol = solutions.count()
-    exercises = page.locator("main div.exercise")
-    if n_sol and exercises.count() == 0:
-        err(f"{name}: {n_sol} solution(s) but no exercise box")
-    for i in range(n_sol):
-        sol = solutions.nth(i)
-        label = sol.get_attribute("id") or f"solution {i + 1}"
-        body = sol.locator(":scope > :not(.admonition-title)")
-        if body.count() == 0:
-            err(f"{name}: {label} has no content")
-            continue
-        if any(body.nth(j).is_visible() for j in range(body.count())):
-            err(f"{name}: {label} is visible before it is clicked (solutions must be collapsed)")
-            continue
-        # The toggle button itself: an exercise's title inside the solution header is a link,
-        # and clicking it does not open the dropdown.
-        toggle = sol.locator(".toggle-button").first
-        toggle.scroll_into_view_if_needed()
-        toggle.click()
-        try:
-            body.first.wait_for(state="visible", timeout=5_000)
-        except Exception:
-            err(f"{name}: {label} is still hidden after clicking its toggle")
-    if n_sol:
-        page.wait_for_timeout(400)
-        page.screenshot(path=str(shots / (name.replace("/", "__").removesuffix(".html") + "--solutions-open.png")),
-                        full_page=True)
-    return errors
+    def open_everything(self) -> bool:
+        """Open every solution (checking that it was hidden) and every hidden code cell."""
+        page = self.page
+        solutions = page.locator("main div.solution")
+        n_sol = solutions.count()
+        if n_sol and page.locator("main div.exercise").count() == 0:
+            self.err(f"{n_sol} solution(s) but no exercise box")
+        for i in range(n_sol):
+            sol = solutions.nth(i)
+            label = sol.get_attribute("id") or f"solution {i + 1}"
+            body = sol.locator(":scope > :not(.admonition-title)")
+            if body.count() == 0:
+                self.err(f"{label} has no content")
+                continue
+            if any(body.nth(j).is_visible() for j in range(body.count())):
+                self.err(f"{label} is visible before it is clicked (solutions must be collapsed)")
+                continue
+            # The toggle button itself: an exercise's title inside the solution header is a link,
+            # and clicking it does not open the dropdown.
+            toggle = sol.locator(".toggle-button").first
+            toggle.scroll_into_view_if_needed()
+            toggle.click()
+            try:
+                body.first.wait_for(state="visible", timeout=5_000)
+            except Exception:
+                self.err(f"{label} is still hidden after clicking its toggle")
+        hidden_code = page.locator("main details.hide:not([open]) > summary")
+        n_hidden = hidden_code.count()
+        for i in range(n_hidden):
+            hidden_code.first.click()
+        if n_sol or n_hidden:
+            page.wait_for_timeout(400)
+        return bool(n_sol or n_hidden)
 
 
 def main(argv=None) -> int:
@@ -228,34 +504,46 @@ def main(argv=None) -> int:
     ap.add_argument("--html", type=Path, default=ROOT / "_build" / "html")
     ap.add_argument("--chromium", default=shutil.which("chromium") or "/usr/bin/chromium")
     ap.add_argument("--screenshots", type=Path, default=ROOT / "_build" / "screenshots")
+    ap.add_argument("--toc", type=Path, default=ROOT / "_toc.yml",
+                    help="the table of contents the site was built from (e.g. release/book/_toc.yml)")
+    ap.add_argument("--pages", nargs="*", help="check only these pages (default: every page of the toc)")
     args = ap.parse_args(argv)
+    t0 = time.monotonic()
     site = args.html.resolve()
     if not (site / "index.html").is_file():
         print(f"check_book: {site}/index.html not found; build the book first (bash scripts/build_book.sh)",
               file=sys.stderr)
         return 2
+    if not AXE.is_file():
+        print(f"check_book: {AXE.relative_to(ROOT)} not found; run 'npm ci' (bash scripts/setup.sh)", file=sys.stderr)
+        return 2
+    axe_source = AXE.read_text()
     from playwright.sync_api import sync_playwright
 
     book_title = yaml.safe_load((ROOT / "_config.yml").read_text())["title"]
-    pages = toc_pages(ROOT)
+    pages = toc_pages(args.toc)
     shots = args.screenshots
     shots.mkdir(parents=True, exist_ok=True)
-    for old in shots.glob("*.png"):  # no stale screenshots of removed pages
-        old.unlink()
     errors: list[str] = []
+    notes: list[str] = []
     for p in pages:
         if not (site / p).is_file():
             errors.append(f"{p}: listed in _toc.yml but not built")
     pages = [p for p in pages if (site / p).is_file()]
-    for p in ["index.html", *pages]:
-        errors += check_links(site, p)
+    if args.pages:
+        pages = [p for p in pages if p in args.pages]
+    else:
+        for old in shots.glob("*.png"):  # no stale screenshots of removed pages
+            old.unlink()
+        for p in ["index.html", *pages]:
+            errors += check_links(site, p)
 
     httpd, base_url = serve(site)
     try:
         with sync_playwright() as pw, tempfile.TemporaryDirectory() as profile:
             ctx = pw.chromium.launch_persistent_context(
                 profile, executable_path=args.chromium, headless=True, args=CHROMIUM_ARGS,
-                viewport={"width": 1280, "height": 900})
+                viewport={"width": WIDTH, "height": 900})
             current = {"name": "?"}
             net_errors: list[str] = []
 
@@ -277,39 +565,53 @@ def main(argv=None) -> int:
                     net_errors.append(f"{current['name']}: request failed ({req.failure}) for "
                                       f"{req.url[len(base_url) - 1:]}")
 
+            def on_console(msg):
+                if msg.type == "error":
+                    console_errors.append(f"{current['name']}: console error: {msg.text[:300]}")
+
             ctx.route("**/*", on_route)
             page = ctx.new_page()
             page.on("response", on_response)
             page.on("requestfailed", on_failed)
             console_errors: list[str] = []
             page.on("pageerror", lambda exc: console_errors.append(f"{current['name']}: JavaScript error: {exc}"))
+            page.on("console", on_console)
 
-            # The root redirects to the first page.
-            current["name"] = "index.html"
-            page.goto(base_url, wait_until="load", timeout=TIMEOUT_MS)
-            page.wait_for_load_state("networkidle", timeout=TIMEOUT_MS)
-            if not page.url.endswith(pages[0] if pages else ""):
-                errors.append(f"index.html: redirects to {page.url}, expected {pages[0]}")
+            if not args.pages:  # the root redirects to the first page
+                current["name"] = "index.html"
+                page.goto(base_url, wait_until="load", timeout=TIMEOUT_MS)
+                page.wait_for_load_state("networkidle", timeout=TIMEOUT_MS)
+                if not page.url.endswith(pages[0] if pages else ""):
+                    errors.append(f"index.html: redirects to {page.url}, expected {pages[0]}")
 
             for name in pages:
                 current["name"] = name
+                t_page = time.monotonic()
+                check = PageCheck(page, base_url, name, book_title, shots, axe_source)
                 try:
-                    page_errors = check_page(page, base_url, name, book_title, shots)
+                    check.run()
                 except Exception as e:  # a timeout etc.: report it for this page, go on
-                    page_errors = [f"{name}: {type(e).__name__}: {str(e).splitlines()[0]}"]
-                print(f"{'ok  ' if not page_errors else 'FAIL'} {name}", flush=True)
-                errors += page_errors
+                    check.errors.append(f"{name}: {type(e).__name__}: {str(e).splitlines()[0]}")
+                print(f"{'ok  ' if not check.errors else 'FAIL'} {name} ({time.monotonic() - t_page:.1f} s)",
+                      flush=True)
+                errors += check.errors
+                notes += check.notes
             ctx.close()
             errors += net_errors + console_errors
     finally:
         httpd.shutdown()
 
+    if notes:
+        print(f"\naxe-core, moderate findings ({len(notes)}; listed, not failing):")
+        for n in notes:
+            print("  " + n)
+    elapsed = time.monotonic() - t0
     if errors:
-        print(f"\nbrowser check: {len(errors)} problem(s):", file=sys.stderr)
+        print(f"\nbrowser check: {len(errors)} problem(s) ({elapsed:.0f} s):", file=sys.stderr)
         for e in errors:
             print("  " + e, file=sys.stderr)
         return 1
-    print(f"browser check: {len(pages)} page(s) ok; screenshots in {shots}")
+    print(f"browser check: {len(pages)} page(s) ok in {elapsed:.0f} s; screenshots in {shots}")
     return 0
 
 
