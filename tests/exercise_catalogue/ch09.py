@@ -125,6 +125,7 @@ def backward_once(tensor):
                 g = sum_to(np.asarray(g, float), shape)
                 buffers[nxt] = buffers[nxt] + g if nxt in buffers else g
 """, says="never ran"),
+    Wrong("ch09-ex2", "no-release", _loop().replace("        node.release()\n", ""), says="still holds its saved"),
     Wrong("ch09-ex2", "correct", _loop(order="order_by_counts")),
 
     # ---------------------------------------------------- Exercise 9.3: fix the traversal

@@ -274,6 +274,12 @@ def _check_backward_once(backward_once: Any, Tensor: Any = None, Function: Any =
                                   f"of the gradients it receives is {_fmt(want)}: it ran before all of its "
                                   "gradients had arrived, or they were not added up (+, not =).")
         _compare_leaves(graph, xs, want_leaves, "backward_once(loss)")
+        kept = [n for n in _reachable(loss.grad_fn) if getattr(n, "saved", None) is not None
+                and n.saved != ()]
+        if kept:
+            raise CheckFailed(f"on {graph.name}: after backward_once, {_name(kept[0])} still holds its saved "
+                              "tensors: free them once a node has run (node.release()), as run_backward does "
+                              "without retain_graph.")
     return ("backward_once runs each node once, on the sum of its gradients, on all 7 graphs (fan-out, "
             "nested diamonds, leaves used several times, a chain of 5,000 products), and gives minigrad's "
             "gradients.")
