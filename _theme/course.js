@@ -56,6 +56,23 @@
     });
   }
 
+  // Solution toggles: sphinx-togglebutton names every one "Toggle hidden content"; a screen
+  // reader listing the buttons would hear that a dozen times. Name each after its header
+  // ("Solution to Exercise 3.1 (Leaky ReLU)"); aria-expanded already says open or closed.
+  // The exercise link inside that header cannot be clicked (course.css: the header is the
+  // toggle), so it is no Tab stop either: the toggle button is.
+  function nameSolutionToggles(root) {
+    root.querySelectorAll(".solution.dropdown").forEach(function (box) {
+      var title = box.querySelector(".admonition-title");
+      var button = box.querySelector("button.toggle-button");
+      var copy = title && title.cloneNode(true);
+      if (copy) copy.querySelectorAll("button").forEach(function (b) { b.remove(); });
+      var text = copy && copy.textContent.replace(/\s+/g, " ").trim();
+      if (button && text && button.getAttribute("aria-label") !== text) button.setAttribute("aria-label", text);
+      if (title) title.querySelectorAll("a[href]").forEach(function (a) { a.setAttribute("tabindex", "-1"); });
+    });
+  }
+
   // Images drawn by a widget (the plot inside an interact) get the alt text of their cell
   // (cell metadata mystnb.image.alt, written into the page by _ext/output_alt_text.py).
   function describeWidgetImages(root) {
@@ -81,6 +98,7 @@
     nameSliders(root);
     hideIcons(root);
     nameToggles(root);
+    nameSolutionToggles(root);
     describeWidgetImages(root);
     landmarks(root);
   }

@@ -208,7 +208,7 @@ def test_checker_verdict_and_hidden_sign_error():
               "Cube.apply(_x).sum().backward()\nassert _x.grad.tolist() == [12.0, 3.0], 'the gradient is 3x^2'\n")
     check, hid = _checker("SIGN = 1\n" + CUBE, 'check("ch99-ex1", Cube)', {"Cube"}, hidden=hidden)
     assert check["phase"] == "check" and check["results"][0]["passed"] and check["tamper"] == []
-    assert hid == {"phase": "hidden", "passed": True, "tamper": False}
+    assert hid == {"phase": "hidden", "passed": True, "failures": [], "tamper": False}
     # the self-check would name the sign too; the hidden test names it on its own
     _, hid = _checker("SIGN = -1\n" + CUBE, "", {"Cube"}, hidden=hidden)
     assert hid["passed"] is False and hid["failed"] == 1 and hid["kind"] == "sign"
@@ -224,7 +224,25 @@ def test_checker_never_sends_text_produced_during_the_hidden_tests():
     assert hid["kind"] == "raised" and hid["exception"] == "ValueError"
     assert hid["where"] == {"cell": "In [3]", "line": 10, "func": "forward"}
     assert "LEAK" not in json.dumps(hid)
-    assert set(hid) == {"phase", "passed", "failed", "kind", "exception", "where", "tamper"}
+    assert set(hid) == {"phase", "passed", "failed", "kind", "exception", "where", "part", "failures", "tamper"}
+    assert "LEAK" not in json.dumps(hid["failures"])
+
+
+def test_checker_scores_hidden_tests_per_part():
+    """After ``# part: NAME``, a failing test costs that part only: the other parts' tests still run."""
+    hidden = ("_x = minigrad.tensor([2.0, -1.0], dtype=minigrad.float64, requires_grad=True)\n"
+              "# part: forward\n_y = Cube.apply(_x)\nassert _y.tolist() == [8.0, -1.0], 'cubes'\n"
+              "# part: backward\n_y.sum().backward()\nassert _x.grad.tolist() == [12.0, 3.0], 'the gradient is 3x^2'\n"
+              "assert False, 'never reached: the backward part already failed'\n"
+              "# part: again\nassert _y.tolist() == [8.0, 0.0], 'a wrong value'\n")
+    _, hid = _checker("SIGN = -1\n" + CUBE, "", {"Cube"}, hidden=hidden)
+    assert hid["passed"] is False
+    assert [(f["failed"], f["kind"], f["part"]) for f in hid["failures"]] == [(2, "sign", "backward"),
+                                                                               (4, "value", "again")]
+    # a failure before the first part ends the run: it costs the whole exercise
+    _, hid = _checker("SIGN = 1\n" + CUBE, "", {"Cube"}, hidden="assert False, 'set-up'\n# part: forward\n"
+                                                                  "assert False, 'not run'\n")
+    assert [(f["failed"], f["part"]) for f in hid["failures"]] == [(1, None)]
 
 
 def test_checker_detects_what_the_static_screen_cannot_see():

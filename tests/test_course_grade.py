@@ -95,8 +95,8 @@ def test_grade_end_to_end(fixture_env):
     rows = grade(subs, out, source=FIXTURE, timeout=240, memory_mb=1024, jobs=2, log=logs.append)
 
     # ---- the gradebook files
-    assert sorted(p.name for p in out.iterdir()) == ["grades.csv", "grades.json", "scores_by_exercise.png",
-                                                      "totals.csv"]
+    assert sorted(p.name for p in out.iterdir()) == ["canvas.csv", "grades.csv", "grades.json", "grading_log.txt",
+                                                      "moodle.csv", "scores_by_exercise.png", "totals.csv"]
     assert (out / "scores_by_exercise.png").read_bytes()[:4] == b"\x89PNG"
     with open(out / "grades.csv", newline="") as f:
         csv_rows = list(csv.DictReader(f))
@@ -104,7 +104,8 @@ def test_grade_end_to_end(fixture_env):
     assert book["rows"] == rows and book["run"]["warnings"] == []
     assert book["run"]["sandbox"].startswith("bubblewrap")
     assert [r["student"] for r in csv_rows] == [r["student"] for r in rows]
-    assert list(csv_rows[0]) == ["student", "notebook", "exercise", "points", "max_points", "flagged", "feedback"]
+    assert list(csv_rows[0]) == ["student", "notebook", "exercise", "points", "max_points", "parts", "flagged",
+                                 "feedback"]
     students = ["alice", "bob", "carol", "erin", "frank", "gina", "hank", "ivy", "jack", "kate", "leo", "mia",
                 "nina", "oscar"]
     assert [r["student"] for r in rows] == [s for s in students for _ in range(3)]

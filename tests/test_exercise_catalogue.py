@@ -112,7 +112,25 @@ def _student_notebook(cat, answers: dict) -> object:
 
 # ------------------------------------------------------------------------------- the learner
 def _learner_verdicts(nb) -> dict[str, course.CheckResult]:
-    """Run the notebook's cells in order in a fresh namespace, as a learner would; the check results."""
+    """Run the notebook's cells in order in a fresh namespace, as a learner would; the check results.
+
+    NumPy's error handling and the warning filters are restored afterwards, as a fresh kernel would
+    have them: a chapter's setup (e.g. chapter 5's ``np.seterr(all="ignore")``) must not change what
+    the next student's checks see (the stability checks of chapter 4 look for NumPy's warnings).
+    """
+    import warnings
+
+    import numpy as np
+
+    saved = np.geterr()
+    try:
+        with warnings.catch_warnings():
+            return _run_as_learner(nb)
+    finally:
+        np.seterr(**saved)
+
+
+def _run_as_learner(nb) -> dict[str, course.CheckResult]:
     from IPython.core.inputtransformer2 import TransformerManager
 
     transform = TransformerManager().transform_cell

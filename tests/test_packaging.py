@@ -141,7 +141,8 @@ def test_install_cell_facts_come_from_their_one_place():
     assert f'dist="{DIST}"' in src and f'version="{VERSION}"' in src and 'extra="book"' in src
     assert facts["needs"] == '("matplotlib", "ipywidgets")'
     compile(src, "install cell", "exec")  # plain Python: no magics, runs in any kernel
-    assert max(map(len, src.splitlines())) <= 76, "the cell must fit the page when expanded"
+    # 75 columns fill an expanded hidden cell at 1280 px (the browser check measures it): keep a margin
+    assert max(map(len, src.splitlines())) <= 74, "the cell must fit the page when expanded"
     assert "git+" not in src and "http" not in src
 
 

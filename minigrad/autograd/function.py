@@ -443,7 +443,7 @@ class Function:
             return cls.forward(_NO_GRAPH_CTX, *args)
         ctx = cls._backward_cls()
         ctx.needs_input_grad = (False,) * len(args)
-        enabled, _GradMode.enabled = _GradMode.enabled, False  # forward never records, as in PyTorch
+        enabled = _set_grad_mode(False)  # forward never records, as in PyTorch
         try:
             if cls._new_style:
                 out = cls.forward(*args)
@@ -451,7 +451,7 @@ class Function:
             else:
                 out = cls.forward(ctx, *args)
         finally:
-            _GradMode.enabled = enabled
+            _set_grad_mode(enabled)
         if ctx._dirty:
             _check_dirty_leaves(cls, ctx._dirty)
         return out

@@ -13,6 +13,8 @@ plain data. Then:
 2. the hidden phase, only if the runner asks: the hidden tests arrive through stdin now, run one
    statement at a time, and the reply names the failing test by number with a fixed vocabulary
    (``value``, ``sign``, ``raised``, ``stub``): no text produced while the hidden tests ran is sent.
+   Tests after a ``# part: NAME`` line are scored per part (partial credit): a failure there stops
+   only that part's tests, and the reply lists one failure per part.
 
 Tampering is watched three ways, each giving 0 and a flag: an audit hook installed first that
 refuses (and records) frame, gc, ctypes, process, socket and tracing access from the student's
@@ -255,26 +257,45 @@ def _evaluate(expr, ns) -> tuple[bool, str]:
     return bool(ev(expr)), "value"
 
 
+def _run_step(step, ns, number: int) -> dict | None:
+    """One hidden-test statement; its failure (number, kind, part), or None when it passes."""
+    try:
+        if step.number == 0:
+            exec(compile(ast.Module(body=[step.node], type_ignores=[]), "<hidden tests>", "exec"), ns)
+            return None
+        ok, kind = _evaluate(step.node.test, ns)
+        return None if ok else {"failed": step.number, "kind": kind, "part": step.part}
+    except NotImplementedError as e:
+        return {"failed": number, "kind": "stub", "where": _where(e.__traceback__), "part": step.part}
+    except Exception as e:  # the student's code raised (or a RecursionError, MemoryError ...)
+        return {"failed": number, "kind": "raised", "exception": _builtin_name(e),
+                "where": _where(e.__traceback__), "part": step.part}
+
+
 def run_hidden(source: str, ns: dict) -> dict:
-    """Run the hidden tests; the first failing test's number and kind, in a fixed vocabulary."""
+    """Run the hidden tests; the failing tests' numbers and kinds, in a fixed vocabulary.
+
+    A failure outside any part ends the run (it costs the whole exercise); a failure in a part
+    (``# part: NAME``) skips that part's remaining tests and goes on with the other parts. The
+    reply: ``passed``, ``failures`` (one per part at most), and the first failure's fields.
+    """
     steps = _extract.hidden_steps(source)
-    upcoming = iter([s.number for s in steps if s.number] + [0])
-    number = next(upcoming)
-    for step in steps:
-        try:
-            if step.number == 0:
-                exec(compile(ast.Module(body=[step.node], type_ignores=[]), "<hidden tests>", "exec"), ns)
-                continue
-            ok, kind = _evaluate(step.node.test, ns)
-            if not ok:
-                return {"passed": False, "failed": step.number, "kind": kind}
-            number = next(upcoming)
-        except NotImplementedError as e:
-            return {"passed": False, "failed": number, "kind": "stub", "where": _where(e.__traceback__)}
-        except Exception as e:  # the student's code raised (or a RecursionError, MemoryError ...)
-            return {"passed": False, "failed": number, "kind": "raised", "exception": _builtin_name(e),
-                    "where": _where(e.__traceback__)}
-    return {"passed": True}
+    failures, failed_parts = [], set()
+    for i, step in enumerate(steps):
+        if step.part is not None and step.part in failed_parts:
+            continue
+        # the test a failing set-up statement belongs to: the next assert of the same part
+        number = step.number or next((s.number for s in steps[i:] if s.number and s.part == step.part), 0)
+        failure = _run_step(step, ns, number)
+        if failure is None:
+            continue
+        failures.append(failure)
+        if step.part is None:
+            break
+        failed_parts.add(step.part)
+    if not failures:
+        return {"passed": True, "failures": []}
+    return {"passed": False, **failures[0], "failures": failures}
 
 
 # ----------------------------------------------------------------------------------------- main

@@ -616,26 +616,43 @@ def vet(stmt) -> str | None:
 
 
 # ---------------------------------------------------------------------------------- hidden tests
+PART_LINE = re.compile(r"^\s*#\s*part:\s*([\w-]+)\s*$")
+
+
 @dataclass
 class HiddenStep:
     node: ast.stmt
     number: int              # 1-based number of the assert among the hidden tests (0: another statement)
     message: str | None      # the assert's message, when it is a literal
     text: str                # the assert's condition, as the instructor wrote it
+    part: str | None = None  # the part it tests (after a ``# part: NAME`` line), None: the whole exercise
+
+
+def hidden_parts(source: str) -> list[tuple[int, str]]:
+    """The ``# part: NAME`` lines of hidden tests: [(line number, part name)], in order."""
+    return [(i, m.group(1)) for i, line in enumerate((source or "").splitlines(), start=1)
+            if (m := PART_LINE.match(line))]
 
 
 def hidden_steps(source: str) -> list[HiddenStep]:
-    """The hidden tests' top-level statements; each ``assert`` is one numbered test."""
+    """The hidden tests' top-level statements; each ``assert`` is one numbered test.
+
+    A statement after a ``# part: NAME`` comment line belongs to that part: when it fails, only
+    that part of a partial-credit exercise loses its points. Statements before the first such
+    line belong to the whole exercise.
+    """
     tree = ast.parse(source or "", filename="<hidden tests>")
+    marks = hidden_parts(source)
     steps, n = [], 0
     for stmt in tree.body:
+        part = next((name for line, name in reversed(marks) if line < stmt.lineno), None)
         if isinstance(stmt, ast.Assert):
             n += 1
             msg = stmt.msg.value if isinstance(stmt.msg, ast.Constant) and isinstance(stmt.msg.value, str) else None
             text = ast.get_source_segment(source, stmt.test) or ast.unparse(stmt.test)
-            steps.append(HiddenStep(stmt, n, msg, " ".join(text.split())))
+            steps.append(HiddenStep(stmt, n, msg, " ".join(text.split()), part))
         else:
-            steps.append(HiddenStep(stmt, 0, None, ""))
+            steps.append(HiddenStep(stmt, 0, None, "", part))
     return steps
 
 

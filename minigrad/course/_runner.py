@@ -15,7 +15,8 @@ stdout.
 3. A fresh checker process (``_checker.py``, nested sandbox, no network, no files) loads them,
    runs the instructor's check cell, then (if asked) the hidden tests, sent only then.
 4. The feedback is written here, one line per problem, in words this process controls: what a
-   submission printed during the hidden tests never reaches it.
+   submission printed during the hidden tests never reaches it. An exercise with parts (partial
+   credit) keeps the points of the parts its check and its hidden tests (``# part: NAME``) pass.
 """
 from __future__ import annotations
 
@@ -346,16 +347,56 @@ def _where_text(where, labels: set, functions: set) -> str:
     return f" at {at}"
 
 
-def exercise_outcome(check: dict | None, hidden: dict | None, hidden_ran: bool) -> str:
-    """passed | failed, from the checker's replies (the points are decided by the grader)."""
-    if check is None or check.get("error"):
-        return "failed"
-    results = check.get("results") or []
-    if results and not all(r.get("passed") for r in results):
-        return "failed"
-    if hidden_ran and not (hidden or {}).get("passed"):
-        return "failed"
-    return "passed"
+def check_parts(results: list) -> list[dict]:
+    """The parts the check scored (partial credit), as plain data of known types."""
+    out = []
+    for r in results:
+        for p in r.get("parts") or []:
+            if not isinstance(p, dict):
+                continue
+            try:
+                pts, most = float(p.get("points", 0)), float(p.get("max_points", 0))
+            except (TypeError, ValueError):
+                continue
+            out.append({"name": str(p.get("name", ""))[:100], "passed": bool(p.get("passed")),
+                        "points": max(0.0, min(pts, most)), "max_points": max(0.0, most),
+                        "message": str(p.get("message", ""))[:500]})
+    return out
+
+
+def hidden_failures(hidden: dict | None, hidden_ran: bool) -> list[dict]:
+    """The hidden tests' failures from the checker's reply (one without a part when it died)."""
+    if not hidden_ran or (hidden or {}).get("passed"):
+        return []
+    got = [f for f in (hidden or {}).get("failures") or [] if isinstance(f, dict)]
+    return got or [{k: v for k, v in (hidden or {}).items() if k != "part"}]
+
+
+def exercise_verdict(check: dict | None, hidden: dict | None, hidden_ran: bool, parts=None) -> dict:
+    """The outcome (passed | partial | failed) and the parts, from the checker's replies.
+
+    ``parts`` (``check_parts``) keep their points unless a hidden test of that part failed; a
+    failure anywhere else (the check's error, a hidden test of the whole exercise) fails all of
+    it. ``partial``: some parts earned points. The points are decided by the grader.
+    """
+    parts = [dict(p) for p in parts or []]
+    names = {p["name"] for p in parts}
+    failures = hidden_failures(hidden, hidden_ran)
+    results = (check or {}).get("results") or []
+    whole = check is None or bool(check.get("error")) or any(f.get("part") not in names for f in failures)
+    for f in failures:
+        for p in parts:
+            if p["name"] == f.get("part"):
+                p["passed"], p["points"] = False, 0.0
+    if whole:
+        for p in parts:
+            p["passed"], p["points"] = False, 0.0
+        return {"outcome": "failed", "parts": parts}
+    if all(r.get("passed") for r in results) and not failures:
+        return {"outcome": "passed", "parts": parts}
+    if parts and any(p["points"] > 0 for p in parts):
+        return {"outcome": "partial", "parts": parts}
+    return {"outcome": "failed", "parts": parts}
 
 
 # ---------------------------------------------------------------------------------------- runner
@@ -628,8 +669,11 @@ class Runner:
                                                    ex.get("check_source") else True)
         if ex.get("check_source") and not results and not check.get("error"):
             passed_check = False
+        parts = check_parts(results)
+        # partial credit: the hidden tests also run when some parts passed (they may cost those parts)
+        some_parts = not check.get("error") and any(p["passed"] for p in parts)
         hidden = None
-        if hidden_src and passed_check:
+        if hidden_src and (passed_check or some_parts):
             if checker.send({"source": hidden_src}):
                 hidden = checker.receive(max(0.5, self.left()))
             if hidden is None or hidden.get("phase") != "hidden":
@@ -638,12 +682,40 @@ class Runner:
                 self.result(ex, "tampering detected while the hidden tests ran: the code changed the checker.",
                             flagged="tampering: during the hidden tests", check=results)
                 return
-        outcome = exercise_outcome({"results": results, "error": check.get("error")}, hidden, hidden is not None)
-        lines = self.feedback(ex, results, check.get("error"), hidden, unavailable, notes, stub_cells)
-        self.result(ex, "\n".join(lines), outcome=outcome, check=results,
+        verdict = exercise_verdict({"results": results, "error": check.get("error")}, hidden, hidden is not None,
+                                   parts)
+        lines = self.feedback(ex, results, check.get("error"), hidden, unavailable, notes, stub_cells,
+                              parts={p["name"] for p in parts})
+        for f in hidden_failures(hidden, hidden is not None):  # each part says why its hidden tests failed
+            for p in verdict["parts"]:
+                if p["name"] == f.get("part"):
+                    p["message"] = "; ".join(filter(None, [p["message"], self.hidden_text(ex, f, "")[2:]]))
+        self.result(ex, "\n".join(lines), outcome=verdict["outcome"], check=results, parts=verdict["parts"],
                     hidden=None if hidden is None else bool(hidden.get("passed")))
 
-    def feedback(self, ex, results, error, hidden, unavailable, notes, stub_cells) -> list[str]:
+    def hidden_text(self, ex, failure: dict, head: str, parts=frozenset()) -> str:
+        """One failed hidden test in words: which test (the instructor's message or condition) and how."""
+        try:
+            steps = _extract.hidden_steps(ex.get("hidden_source", ""))
+        except SyntaxError:
+            steps = []
+        number = failure.get("failed")
+        number = number if isinstance(number, int) and 0 < number <= 1000 else 0
+        what = _extract.describe_hidden(steps, number) if number else "the hidden tests"
+        kind = failure.get("kind")
+        where = _where_text(failure.get("where"), self.labels, self.functions)
+        exc = failure.get("exception") if failure.get("exception") in dir(builtins) else "an exception"
+        detail = {"value": "failed",
+                  "sign": "failed: a sign error (your result is exactly minus the expected one)",
+                  "stub": f"failed: your code still raises NotImplementedError{where} ({_STUB})",
+                  "raised": f"failed: your code raised {exc}{where}",
+                  "died": "did not finish (your code crashed the checker, ran out of time or of memory)",
+                  }.get(kind, "failed")
+        part = failure.get("part")
+        part = f"{part}: " if part in parts else ""
+        return f"✗ {part}{head}{what} {detail}."
+
+    def feedback(self, ex, results, error, hidden, unavailable, notes, stub_cells, parts=frozenset()) -> list[str]:
         """One line per problem, in words this process controls."""
         lines = []
         if error:
@@ -673,29 +745,14 @@ class Runner:
                     if "NotImplementedError" in msg:
                         notes = [n for n in notes if "NotImplementedError" not in n]
                     lines.append(msg[:3000])
-        if failed_check:
+        failures = hidden_failures(hidden, hidden is not None)
+        if failed_check:  # (hidden tests ran only if some parts passed: they may cost those parts)
+            lines += [self.hidden_text(ex, f, "", parts) for f in failures]
             lines += [n for n in notes if n not in "\n".join(lines)][-2:]
             return lines
-        steps = None
-        if hidden is not None and not hidden.get("passed"):
-            try:
-                steps = _extract.hidden_steps(ex.get("hidden_source", ""))
-            except SyntaxError:
-                steps = []
-            number = hidden.get("failed")
-            number = number if isinstance(number, int) and 0 < number <= 1000 else 0
-            what = _extract.describe_hidden(steps, number) if number else "the hidden tests"
-            kind = hidden.get("kind")
-            where = _where_text(hidden.get("where"), self.labels, self.functions)
-            exc = hidden.get("exception") if hidden.get("exception") in dir(builtins) else "an exception"
-            detail = {"value": "failed",
-                      "sign": "failed: a sign error (your result is exactly minus the expected one)",
-                      "stub": f"failed: your code still raises NotImplementedError{where} ({_STUB})",
-                      "raised": f"failed: your code raised {exc}{where}",
-                      "died": "did not finish (your code crashed the checker, ran out of time or of memory)",
-                      }.get(kind, "failed")
+        if failures:
             head = "the self-check passes, but " if results else ""
-            lines.append(f"✗ {head}{what} {detail}.")
+            lines += [self.hidden_text(ex, f, head, parts) for f in failures]
             return lines
         lines += [str(r.get("message", ""))[:3000] for r in results]
         if hidden is not None:

@@ -1,4 +1,4 @@
-"""The ``minigrad-course`` command: release the student edition, grade submissions."""
+"""The ``minigrad-course`` command: release the student edition, grade submissions, list the exercises."""
 from __future__ import annotations
 
 import argparse
@@ -8,40 +8,73 @@ import sys
 DESCRIPTION = """\
 Instructor tools for the course "Inside autograd.Function".
 
-  minigrad-course release --out DIR
+  minigrad-course release --out DIR [--chapters 3[,4...]] [--repository-url URL] [--no-site]
       Write the student edition into DIR: DIR/notebooks/*.ipynb (each solution replaced by
       `# YOUR CODE HERE` + `raise NotImplementedError()`, hidden tests and solution cells removed,
-      outputs cleared) and DIR/site/ (the student website, built with jupyter-book, with no
-      solutions at all; skip it with --no-site).
+      outputs cleared, each notebook's identity in its metadata), DIR/assignment.json (chapters,
+      exercise ids, points, release id) and DIR/site/ (the student website, with no solutions at
+      all; its launch buttons open --repository-url, or there are none; skip it with --no-site).
+      Without --chapters: the whole book.
 
-  minigrad-course grade SUBMISSIONS --out DIR [--timeout SECONDS] [--memory MB] [--jobs N]
-      SUBMISSIONS holds one folder per student with that student's notebooks under their
-      released names (e.g. SUBMISSIONS/alice/03_relu.ipynb). Each notebook is graded in its own
-      bubblewrap sandbox (install the package `bubblewrap`): a fresh kernel runs it with a time
-      limit and a memory limit, and a fresh checker process computes each exercise's verdict;
-      the hidden tests and checks enter the sandbox through a pipe. DIR receives grades.csv and
-      grades.json (student, notebook, exercise, points, max_points, flagged, feedback),
-      totals.csv and scores_by_exercise.png. Submissions are never modified.
+  minigrad-course grade SUBMISSIONS --out DIR [--chapters 3 | --assignment FILE] [--roster CSV]
+                        [--timeout SECONDS] [--memory MB] [--jobs N] [--no-sandbox]
+      SUBMISSIONS holds one folder per student (or Canvas's flat download). Notebooks are found by
+      the identity written at release, whatever they were renamed to. Each notebook is graded in
+      its own bubblewrap sandbox (install the package `bubblewrap`): a fresh kernel runs it with a
+      time limit and a memory limit, and a fresh checker process computes each exercise's verdict
+      (with partial credit for exercises in parts); the hidden tests and checks enter the sandbox
+      through a pipe. Only the assignment's exercises are graded, out of its points (--chapters,
+      or --assignment DIR/assignment.json; neither: the whole book). DIR receives grades.csv and
+      grades.json (student, notebook, exercise, points, max_points, parts, flagged, feedback),
+      totals.csv, canvas.csv, moodle.csv, grading_log.txt and scores_by_exercise.png.
+      Submissions are never modified.
+
+  minigrad-course new-exercise ID --title TITLE --answer NAME [--points P] [--minutes M]
+      Add an exercise of your own to the book repository: its check in course/checks/ID.py and
+      its cells (task, solution, check, hidden tests) in its chapter's notebook, to fill in.
+
+  minigrad-course catalogue [--write | --check]
+      Print the exercise catalogue (id, chapter, title, points, minutes, objective, graded), or
+      write it into book/instructor_guide.md, or check that the guide's copy is current.
 """
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="minigrad-course", description=DESCRIPTION,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="command", required=True, metavar="{release,grade}")
-    r = sub.add_parser("release", help="write the student edition (notebooks + website)",
-                       description="Write the student edition of the book into --out DIR: "
-                                   "DIR/notebooks/*.ipynb and, unless --no-site, the website in DIR/site/.")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{release,grade,new-exercise,catalogue}")
+    r = sub.add_parser("release", help="write the student edition (notebooks + website + assignment.json)",
+                       description="Write the student edition of the book (or of --chapters) into --out DIR: "
+                                   "DIR/notebooks/*.ipynb, DIR/assignment.json and, unless --no-site, the "
+                                   "website in DIR/site/.")
     r.add_argument("--out", required=True, metavar="DIR", help="output folder (created if missing)")
+    r.add_argument("--chapters", metavar="N[,M...]", help="release only these chapters, e.g. 3 or 3,4 or 3-5 "
+                   "(default: the whole book)")
+    r.add_argument("--title", help="the assignment's name (default: the chapter's title); it is the column "
+                   "name in the Canvas and Moodle files")
+    r.add_argument("--repository-url", metavar="URL", help="the student repository (where you publish DIR/book/): "
+                   "the site's launch and repository buttons point there. Without it the site has none.")
+    r.add_argument("--repository-branch", default="main", metavar="BRANCH",
+                   help="branch of --repository-url (default: main)")
     r.add_argument("--source", metavar="ROOT", help="the book's root folder (default: found from the current "
                    "folder; the one with _toc.yml and book/)")
     r.add_argument("--no-site", action="store_true", help="only the notebooks: skip the jupyter-book build")
     g = sub.add_parser("grade", help="grade a folder of submissions into a gradebook",
-                       description="Grade SUBMISSIONS (one folder per student, notebooks under their released "
-                                   "names) into --out DIR: grades.csv, grades.json, totals.csv, "
-                                   "scores_by_exercise.png.")
+                       description="Grade SUBMISSIONS (one folder per student, or Canvas's flat download) into "
+                                   "--out DIR: grades.csv, grades.json, totals.csv, canvas.csv, moodle.csv, "
+                                   "grading_log.txt, scores_by_exercise.png.")
     g.add_argument("submissions", metavar="SUBMISSIONS", help="folder with one sub-folder per student")
     g.add_argument("--out", required=True, metavar="DIR", help="where the gradebook is written")
+    which = g.add_mutually_exclusive_group()
+    which.add_argument("--chapters", metavar="N[,M...]", help="grade only these chapters' exercises, out of their "
+                       "points (default: the whole book)")
+    which.add_argument("--assignment", metavar="FILE", help="grade the assignment that release wrote "
+                       "(DIR/assignment.json): its exercises, out of its points")
+    g.add_argument("--roster", metavar="CSV", help="map submission folders to LMS identities: a CSV with a 'folder' "
+                   "column and Canvas (ID, SIS User ID, SIS Login ID, Section, Student) or Moodle (ID number, "
+                   "Username, Email address) columns")
+    g.add_argument("--lms-column", metavar="NAME", help="the assignment's column in canvas.csv and moodle.csv "
+                   "(default: the assignment's title)")
     g.add_argument("--timeout", type=float, default=120, metavar="SECONDS",
                    help="time limit per notebook, in seconds (default: 120)")
     g.add_argument("--memory", type=int, default=2048, metavar="MB",
@@ -53,33 +86,61 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--no-sandbox", action="store_true",
                    help="grade without bubblewrap (weaker in-process protections; recorded in grades.json): "
                         "only for submissions you trust")
+    n = sub.add_parser("new-exercise", help="add an exercise of your own (check file + notebook cells)",
+                       description="Write course/checks/<ID>.py and add the exercise's cells (task, solution, "
+                                   "check, hidden tests) to its chapter's notebook, each with a TODO to fill in.")
+    n.add_argument("id", metavar="ID", help="the exercise id, chNN-exK (e.g. ch03-ex4: Exercise 3.4)")
+    n.add_argument("--title", required=True, help="the exercise's title")
+    n.add_argument("--answer", required=True, metavar="NAME", help="the name the student defines (e.g. HardTanhFunction)")
+    n.add_argument("--points", type=float, default=1, help="points (default: 1)")
+    n.add_argument("--minutes", type=float, default=10, help="estimated minutes (default: 10)")
+    n.add_argument("--source", metavar="ROOT", help="the book's root folder (default: found from the current folder)")
+    c = sub.add_parser("catalogue", help="the table of every exercise (points, minutes, objective, graded)",
+                       description="Print the exercise catalogue generated from the exercise registry; --write "
+                                   "puts it into book/instructor_guide.md, --check fails if the guide's copy is stale.")
+    mode = c.add_mutually_exclusive_group()
+    mode.add_argument("--write", action="store_true", help="update the table in book/instructor_guide.md")
+    mode.add_argument("--check", action="store_true", help="exit 1 if book/instructor_guide.md's table is stale")
+    c.add_argument("--source", metavar="ROOT", help="the book's root folder (default: found from the current folder)")
     return p
 
 
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     try:
+        from .assignment import parse_chapters
+
         if args.command == "release":
             from .release import release
 
-            release(args.out, args.source, site=not args.no_site)
-        else:
-            from .grade import grade
-
-            from .grade import GradingInterrupted
+            release(args.out, args.source, site=not args.no_site, chapters=parse_chapters(args.chapters),
+                    repository_url=args.repository_url, repository_branch=args.repository_branch, title=args.title)
+        elif args.command == "grade":
+            from .grade import GradingInterrupted, grade
 
             try:
                 grade(args.submissions, args.out, source=args.source, timeout=args.timeout,
-                      memory_mb=args.memory, jobs=args.jobs, sandbox=not args.no_sandbox)
+                      memory_mb=args.memory, jobs=args.jobs, chapters=parse_chapters(args.chapters),
+                      assignment=args.assignment, roster=args.roster, lms_column=args.lms_column,
+                      sandbox=not args.no_sandbox)
             except GradingInterrupted as e:
                 print(f"minigrad-course: {e}", file=sys.stderr)
                 return 128 + e.signum
+        elif args.command == "new-exercise":
+            from .scaffold import new_exercise
+
+            new_exercise(args.id, args.title, args.answer, points=args.points, minutes=args.minutes,
+                         source=args.source)
+        else:
+            from . import catalogue
+
+            return catalogue.main(args.source, write=args.write, check=args.check)
     except ImportError as e:
         print(f"minigrad-course: error: {e}. The course tools need the notebook stack: "
               "pip install nbformat nbclient ipykernel pyyaml matplotlib (and jupyter-book for the website).",
               file=sys.stderr)
         return 2
-    except (FileNotFoundError, ValueError, RuntimeError) as e:
+    except (OSError, ValueError, RuntimeError) as e:
         print(f"minigrad-course: error: {e}", file=sys.stderr)
         return 2
     return 0

@@ -29,6 +29,10 @@ FONT = 11  # points: legends, ticks and titles stay readable on the page (a 100 
 TANGENT, SECANT, CURVE = "tab:red", "tab:green", "tab:blue"
 
 
+def _verdict(backward: float, secant: float) -> str:
+    return "agree" if abs(backward - secant) <= 1e-4 * max(1.0, abs(secant)) else "DISAGREE"
+
+
 def _as_callable(f: Any) -> Callable:
     return f.apply if isinstance(f, type) and issubclass(f, Function) else f
 
@@ -73,6 +77,23 @@ class SlopeExplorer:
         """(slope from backward, finite-difference slope) at x0."""
         return self.backward_slope(name, x0), self.finite_difference(name, x0, eps)
 
+    # ----------------------------------------------------------------- in words
+    def describe(self, names: Sequence[str], x0: float, eps: float = 1e-6) -> str:
+        """One frame in words (its text alternative): both slopes and the verdict, per function."""
+        parts = []
+        for name in names:
+            backward, secant = self.slopes(name, x0, eps)
+            parts.append(f"{name}: backward {backward:.3g}, finite difference {secant:.3g}, "
+                         f"{_verdict(backward, secant)}")
+        return f"x0 = {x0:+.2f}: " + "; ".join(parts)
+
+    def summary(self, names: Sequence[str], x0: Sequence[float], eps: float) -> str:
+        """What the animation shows, in one sentence (the alt text of its frames)."""
+        return (f"Slope explorer for {' and '.join(names)}, x0 from {min(x0):+.2f} to {max(x0):+.2f}, "
+                f"eps = {eps:g}: each panel draws the function (blue curve on a pale band), a solid green "
+                f"secant through x0 - eps and x0 + eps with the finite-difference slope, and a red dashed "
+                f"line with the slope that backward returns; the title says whether the two agree.")
+
     # ----------------------------------------------------------------- pictures
     def draw(self, ax, name: str, x0: float, eps: float = 1e-6, *, legend: bool = True) -> None:
         """Draw one panel on the matplotlib axes ``ax``."""
@@ -80,7 +101,8 @@ class SlopeExplorer:
             curve = self._function(name)(minigrad.tensor(self.grid, dtype=minigrad.float64)).numpy()
         y0 = self.value(name, x0)
         backward, secant = self.slopes(name, x0, eps)
-        ax.plot(self.grid, curve, lw=5, alpha=0.45, color=CURVE, label=name)  # wide: lines on it stay visible
+        ax.plot(self.grid, curve, lw=6, alpha=0.3, color=CURVE)  # a wide pale band: lines on it stay visible
+        ax.plot(self.grid, curve, lw=1.4, color=CURVE, label=name)  # the curve itself, at 3:1 contrast
         ax.plot(self.grid, y0 + secant * (self.grid - x0), lw=1.6, color=SECANT,
                 label=f"finite difference: {secant:.3g}")
         ax.plot(self.grid, y0 + backward * (self.grid - x0), "--", lw=1.8, color=TANGENT,
@@ -94,8 +116,7 @@ class SlopeExplorer:
             ax.set_ylim(*self.ylim)
         ax.grid(alpha=0.3)
         ax.tick_params(labelsize=FONT)
-        verdict = "agree" if abs(backward - secant) <= 1e-4 * max(1.0, abs(secant)) else "DISAGREE"
-        ax.set_title(f"{name}, x0 = {x0:+.2f}: {verdict}", fontsize=FONT + 1)
+        ax.set_title(f"{name}, x0 = {x0:+.2f}: {_verdict(backward, secant)}", fontsize=FONT + 1)
         if legend:
             ax.legend(loc="upper left", fontsize=FONT - 1, framealpha=0.9)
 
@@ -134,7 +155,10 @@ class SlopeExplorer:
 
     def animate(self, names: Sequence[str] | str, x0: Sequence[float], eps: float = 1e-6, *,
                 html_id: str, fps: float = 3, mode: str = "once") -> str:
-        """The website's stand-in for the sliders: x0 sweeps through ``x0``; offline, stable HTML."""
+        """The website's stand-in for the sliders: x0 sweeps through ``x0``; offline, stable HTML.
+
+        The player describes itself: a one-sentence summary as the frames' alt text, and each
+        frame's slopes and verdict in words (under the player, and read out as it steps)."""
         import matplotlib.pyplot as plt
         from matplotlib import animation
 
@@ -152,6 +176,8 @@ class SlopeExplorer:
 
         anim = animation.FuncAnimation(fig, frame, frames=len(points))
         try:
-            return animation_html(anim, html_id, fps=fps, default_mode=mode)
+            return animation_html(anim, html_id, fps=fps, default_mode=mode,
+                                  alt=self.summary(names, points, eps),
+                                  frame_text=[self.describe(names, p, eps) for p in points])
         finally:
             plt.close(fig)

@@ -1,12 +1,15 @@
 """``minigrad-course grade``: autograde a folder of submissions into a gradebook.
 
-SUBMISSIONS holds one folder per student with that student's notebooks under their released
-names. Every (student, notebook) pair is graded by its own runner process
+SUBMISSIONS holds one folder per student (or Canvas's flat download); each student's notebooks are
+found by the identity ``release`` wrote into them, else by their file name (``submissions.py``).
+``--chapters``/``--assignment`` restrict the run to one assignment's exercises, out of its points
+(``assignment.py``). Every (student, notebook) pair is graded by its own runner process
 (``minigrad.course._runner``) inside its own bubblewrap sandbox (``sandbox.py``): the notebook
 runs in a fresh kernel, and each exercise's verdict comes from a fresh checker process that loads
 only the student's definitions. The student's files, the hidden tests and the check sources reach
-the sandbox through a pipe, never as files. The gradebook (``grades.csv``, ``grades.json``: one
-row per student, notebook and exercise, with a ``flagged`` column) and ``totals.csv`` are written
+the sandbox through a pipe, never as files (the book's own checks, ``course/checks/``, too). The
+gradebook (``grades.csv``, ``grades.json``: one row per student, notebook and exercise, with
+``parts`` and ``flagged`` columns), ``totals.csv`` and the LMS files (``gradebook.py``) are written
 atomically into OUT, with a histogram of the scores of each exercise (``scores_by_exercise.png``).
 
 A run holds a lock on OUT (a second run into the same folder refuses), and SIGTERM or SIGINT stop
@@ -15,7 +18,6 @@ every sandbox at once, remove the scratch folder and leave the previous gradeboo
 from __future__ import annotations
 
 import ast
-import csv
 import fcntl
 import hashlib
 import io
@@ -36,13 +38,16 @@ from pathlib import Path
 
 import nbformat
 
+from . import assignment as assignment_mod
+from . import custom, gradebook
 from . import sandbox as _sandbox
+from . import submissions as submissions_mod
 from ._extract import bound_names, python_source
 from ._wire import write_message
 from .notebooks import is_hidden_tests, is_solution_code, parse_exercises
 from .release import book_notebooks, find_source_root
 
-FIELDS = ["student", "notebook", "exercise", "points", "max_points", "flagged", "feedback"]
+FIELDS = gradebook.FIELDS
 FEEDBACK_CAP = 2000
 EXTRA_ENV = "MINIGRAD_COURSE_EXTRA_EXERCISES"
 FOLDER_CAP = 64 * 2**20      # bytes of a student's folder handed to one sandbox
@@ -121,6 +126,7 @@ def _instructor_imports(nb) -> list[str]:
 
 def load_sources(root: Path) -> list[SourceNotebook]:
     registry = load_registry()
+    custom.load_folder(custom.book_checks_dir(root))  # the book's own checks: their points, titles, parts
     out = []
     for path in book_notebooks(root):
         nb = nbformat.read(path, as_version=4)
@@ -129,6 +135,8 @@ def load_sources(root: Path) -> list[SourceNotebook]:
             if ex.check_cell is None and not ex.hidden_cells:
                 continue  # nothing to grade it with (e.g. a worked example with a collapsed solution)
             reg = registry.get(ex.id)
+            if reg is not None and not reg.graded:
+                continue  # a practice exercise (graded=False): self-check only, never in a gradebook
             answers = set()
             for i in ex.solution_cells:
                 if nb.cells[i].cell_type == "code":
@@ -163,19 +171,29 @@ def _tree_hash(root: Path) -> dict:
     return out
 
 
-def student_files(folder: Path, notebook: str, cap: int = FOLDER_CAP) -> tuple[dict, list]:
+def student_files(folder: Path, notebook: str, cap: int = FOLDER_CAP, *, submitted: Path | None = None,
+                  only: list | None = None) -> tuple[dict, list]:
     """The regular files of a student's folder (no symlinks, no special files), the notebook first.
 
-    Returns ({relative path: bytes}, [what was left out]). Nothing is ever written back.
+    ``submitted``: the student's file for ``notebook`` when its name differs (a renamed copy found
+    by its identity): it is handed over under the released name. ``only``: [(file, name)] instead of
+    a folder (Canvas's flat download). Returns ({relative path: bytes}, [what was left out]).
+    Nothing is ever written back.
     """
     files, skipped, total = {}, [], 0
-    found = []
-    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        found += [Path(dirpath) / f for f in sorted(filenames)]
-    order = [folder / notebook] + [p for p in found if p != folder / notebook]
+    submitted = submitted or folder / notebook
+    named: dict = {submitted: notebook}
+    if only is not None:
+        found = [f for f, name in only if "/" not in name and not name.startswith(".")]
+        named.update({f: name for f, name in only if f != submitted})
+    else:
+        found = []
+        for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in submissions_mod.JUNK_FOLDERS)
+            found += [Path(dirpath) / f for f in sorted(filenames) if not f.startswith(".")]
+    order = [submitted] + [p for p in found if p != submitted and p != folder / notebook]
     for p in order:
-        rel = str(p.relative_to(folder))
+        rel = named.get(p) or str(p.relative_to(folder))
         try:
             st = p.lstat()
         except OSError:
@@ -343,27 +361,33 @@ def run_job(jobs: Jobs, cmd, env, spec: dict, files: dict, hard_timeout: float) 
     return events
 
 
-def exercise_points(ex: dict, event: dict) -> float:
-    """The points of one graded exercise: 0 when flagged or failed; else the check's points (partial
-    credit if the check gives part of them), or all of them when there is only a hidden test."""
-    if event.get("flagged") or event.get("outcome") != "passed":
-        return 0.0
-    checks = [c for c in event.get("check") or [] if isinstance(c, dict)]
-    pts = float(checks[-1].get("points", ex["max_points"])) if checks else float(ex["max_points"])
-    return max(0.0, min(pts, float(ex["max_points"])))
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+def _share(points, max_points) -> float | None:
     try:
-        with os.fdopen(fd, "w", newline="", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+        p, m = float(points), float(max_points)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, min(1.0, p / m)) if m > 0 and p == p else None
+
+
+def exercise_points(ex: dict, event: dict) -> float:
+    """The points of one graded exercise, out of ``ex["max_points"]`` (the assignment's points):
+
+    0 when flagged or failed; for an exercise with parts that is ``partial`` (some parts right),
+    the share of the parts' points; else the check's share of its points (all of them when there
+    is only a hidden test)."""
+    outcome = event.get("outcome")
+    if event.get("flagged") or outcome not in ("passed", "partial"):
+        return 0.0
+    parts = [p for p in event.get("parts") or [] if isinstance(p, dict)]
+    if parts:
+        share = _share(sum(float(p.get("points", 0) or 0) for p in parts),
+                       sum(float(p.get("max_points", 0) or 0) for p in parts))
+    elif outcome == "partial":
+        return 0.0
+    else:
+        checks = [c for c in event.get("check") or [] if isinstance(c, dict)]
+        share = _share(checks[-1].get("points"), checks[-1].get("max_points")) if checks else 1.0
+    return float(ex["max_points"]) * (share if share is not None else 0.0)
 
 
 class Launcher:
@@ -424,9 +448,13 @@ class Launcher:
 
 
 def grade(submissions, out, *, source=None, timeout: float = 120, memory_mb: int = 2048, jobs: int = 2,
-          log=print, sandbox: bool = True) -> list[dict]:
+          chapters=None, assignment=None, roster=None, lms_column=None, log=print,
+          sandbox: bool = True) -> list[dict]:
     """Grade every student's notebooks; returns the gradebook rows (also written into ``out``).
 
+    ``chapters`` (a list of chapter numbers) or ``assignment`` (an ``assignment.json``) restrict the
+    run to one assignment, out of its points; ``roster`` (a CSV) maps folders to LMS identities and
+    ``lms_column`` names the assignment's column in canvas.csv/moodle.csv.
     ``sandbox=False`` (``--no-sandbox``) runs without bubblewrap, with a warning recorded in grades.json.
     Raises SandboxUnavailable when bubblewrap is missing, RuntimeError when another run holds ``out``,
     and GradingInterrupted on SIGTERM/SIGINT (nothing is written then).
@@ -438,16 +466,25 @@ def grade(submissions, out, *, source=None, timeout: float = 120, memory_mb: int
     if out == subs or subs in out.parents:
         raise ValueError("--out must not be inside the submissions folder (submissions are never modified)")
     root = find_source_root(source)
+    roster_rows = gradebook.load_roster(roster)
+    chosen = assignment_mod.for_grading(root, chapters=chapters, assignment=assignment, log=log)
+    sources = assignment_mod.restrict(load_sources(root), chosen)
+    if not sources:
+        raise ValueError("nothing to grade: the assignment has no graded exercise")
     out.mkdir(parents=True, exist_ok=True)
     with RunLock(out), _Signals() as signals:
         clean_scratch(out, log)
         iso = Launcher(sandbox, [root, subs, out], out, log)
         try:
-            rows = _grade_locked(subs, out, root, iso, timeout=timeout, memory_mb=memory_mb, jobs=jobs, log=log)
+            rows, found = _grade_locked(subs, root, sources, chosen, iso, timeout=timeout, memory_mb=memory_mb,
+                                        jobs=jobs, log=log)
         finally:
             iso.cleanup()
         signals.finishing = True
-        write_gradebook(out, rows, iso.info())
+        gradebook.write_gradebook(out, rows, title=lms_column or (chosen.title if chosen else "All chapters"),
+                                  points=chosen.points if chosen else None, roster=roster_rows,
+                                  lms_ids={st.id: st.lms_id for st in found.students if st.lms_id},
+                                  log_lines=found.log, run=iso.info(), log=log)
     log(summary_table(rows))
     try:
         histogram(out / "scores_by_exercise.png", rows)
@@ -456,39 +493,44 @@ def grade(submissions, out, *, source=None, timeout: float = 120, memory_mb: int
     return rows
 
 
-def _grade_locked(subs: Path, out: Path, root: Path, iso: Launcher, *, timeout, memory_mb, jobs, log) -> list:
-    sources = load_sources(root)
-    bundle = course_bundle(_extra_dirs())
+def _grade_locked(subs: Path, root: Path, sources: list, chosen, iso: Launcher, *, timeout, memory_mb, jobs,
+                  log) -> tuple[list, "submissions_mod.Scan"]:
+    # the book's checks travel with the package's, as text, through the same pipe
+    bundle = course_bundle(_extra_dirs()) + custom.bundle(root)
     before = _tree_hash(subs)
-    students = sorted(p.name for p in subs.iterdir() if p.is_dir() and not p.name.startswith("."))
-    for p in sorted(subs.iterdir()):
-        if not p.is_dir():
-            log(f"warning: {p.name} is not a folder (one folder per student): ignored")
+    found = submissions_mod.scan(subs, [src.name for src in sources], release=chosen.release_id if chosen else None)
+    students = found.student_ids
     jobs_list, rows_by_key = [], {}
     for s in students:
         for src in sources:
             key = (s, src.name)
-            if not (subs / s / src.name).is_file():
-                rows_by_key[key] = [_row(s, src.name, ex, 0.0, "notebook not submitted") for ex in src.exercises]
+            sub = found.get(s, src.name)
+            if sub.refused or sub.path is None:
+                flag = "symbolic link" if "symbolic link" in sub.refused else ""
+                rows_by_key[key] = [_row(s, src.name, ex, 0.0, sub.refused or "notebook not submitted", flagged=flag)
+                                    for ex in src.exercises]
                 continue
-            jobs_list.append({"key": key, "source": src, "index": len(jobs_list)})
+            jobs_list.append({"key": key, "source": src, "index": len(jobs_list), "sub": sub})
     running = Jobs()
     lock = threading.Lock()
     hard = float(timeout) + 90  # kernel start-up and the checkers' own start: the runner stops at `timeout`
 
     def work_on(job):
         s, nbname = job["key"]
-        src = job["source"]
+        src, sub = job["source"], job["sub"]
         if running.stopping.is_set():
             return
-        link = next((p for p in (subs / s, subs / s / nbname) if p.is_symlink()), None)
+        link = next((p for p in (sub.path, sub.workdir) if p is not None and p.is_symlink()), None)
         if link is not None:  # never follow a link out of the submissions (e.g. to the instructor's book)
             with lock:
                 rows_by_key[job["key"]] = [_row(s, nbname, ex, 0.0, f"refused: {link.relative_to(subs)} is a "
                                                 "symbolic link, not a submitted file", flagged="symbolic link")
                                            for ex in src.exercises]
             return
-        files, skipped = student_files(subs / s, nbname)
+        if sub.files:  # Canvas's flat download: the student's files, named as they submitted them
+            files, skipped = student_files(subs, nbname, submitted=sub.path, only=sub.files)
+        else:
+            files, skipped = student_files(sub.workdir or sub.path.parent, nbname, submitted=sub.path)
         if skipped:
             log(f"warning: {s}: left out of the grading sandbox: {', '.join(skipped[:5])}")
         spec = {**iso.job_spec(job["index"]), "notebook": nbname,
@@ -518,9 +560,13 @@ def _grade_locked(subs: Path, out: Path, root: Path, iso: Launcher, *, timeout, 
     changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
     rows = []
     for s in students:
+        st = found.student(s)
+        mine = {st.folder, *(sub.path for sub in st.notebooks.values()),
+                *(f for sub in st.notebooks.values() for f, _ in sub.files)}
+        mine = {str(m.relative_to(subs)) for m in mine if m is not None}
         for src in sources:
             rs = rows_by_key.get((s, src.name), [])
-            if any(c == s or c.startswith(s + os.sep) for c in changed):
+            if any(m and (c == m or c.startswith(m + os.sep)) for c in changed for m in mine):
                 for r in rs:
                     r["points"] = 0.0
                     r["flagged"] = "submission changed during grading"
@@ -529,7 +575,7 @@ def _grade_locked(subs: Path, out: Path, root: Path, iso: Launcher, *, timeout, 
             rows.extend(rs)
     if changed:
         log(f"warning: files in the submissions folder changed during grading: {changed[:10]}")
-    return rows
+    return rows, found
 
 
 def _rows_from_events(student: str, notebook: str, src: SourceNotebook, events: list) -> list[dict]:
@@ -543,38 +589,17 @@ def _rows_from_events(student: str, notebook: str, src: SourceNotebook, events: 
                    else f"not graded ({problem.get('error', 'grader error')})" if problem else "not graded")
             rows.append(_row(student, notebook, ex, 0.0, why))
         else:
+            flagged = str(e.get("flagged") or "")
             rows.append(_row(student, notebook, ex, exercise_points(ex, e), str(e.get("feedback", "")),
-                             flagged=str(e.get("flagged") or "")))
+                             flagged=flagged, parts=[] if flagged else e.get("parts")))
     return rows
 
 
-def _row(student, notebook, ex, points, feedback, flagged: str = "") -> dict:
+def _row(student, notebook, ex, points, feedback, flagged: str = "", parts=None) -> dict:
     fb = feedback if len(feedback) <= FEEDBACK_CAP else feedback[:FEEDBACK_CAP] + " [...]"
     return {"student": student, "notebook": notebook, "exercise": ex["id"], "points": float(points),
-            "max_points": float(ex["max_points"]), "flagged": flagged, "feedback": fb}
-
-
-def write_gradebook(out: Path, rows: list[dict], run: dict | None = None) -> None:
-    """grades.csv, grades.json (``{"run": {sandbox, warnings}, "rows": [...]}``) and totals.csv, atomically."""
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=FIELDS)
-    w.writeheader()
-    for r in rows:
-        w.writerow({k: (f"{r[k]:g}" if isinstance(r[k], float) else r[k]) for k in FIELDS})
-    _atomic_write(out / "grades.csv", buf.getvalue())
-    _atomic_write(out / "grades.json", json.dumps({"run": run or {}, "rows": rows}, indent=1,
-                                                  ensure_ascii=False) + "\n")
-    totals: dict = {}
-    for r in rows:
-        t = totals.setdefault(r["student"], [0.0, 0.0])
-        t[0] += r["points"]
-        t[1] += r["max_points"]
-    buf = io.StringIO()
-    w = csv.writer(buf)
-    w.writerow(["student", "points", "max_points", "percent"])
-    for s, (p, m) in totals.items():
-        w.writerow([s, f"{p:g}", f"{m:g}", f"{100 * p / m:.1f}" if m else "0.0"])
-    _atomic_write(out / "totals.csv", buf.getvalue())
+            "max_points": float(ex["max_points"]), "parts": gradebook.scale_parts(parts, ex), "flagged": flagged,
+            "feedback": fb}
 
 
 def summary_table(rows: list[dict]) -> str:

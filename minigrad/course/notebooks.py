@@ -205,7 +205,74 @@ def hidden_lines(nb) -> set[str]:
     return lines
 
 
-def make_student_notebook(nb):
+# ------------------------------------------------------------------ text of the student edition
+_FENCE = re.compile(r"^\s*(```+|:::+|~~~+)")
+_COLLAPSED_AND = re.compile(r"\b(an?|the) collapsed solutions? and ", re.I)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z*_`(\[$])")
+_CLAUSE = re.compile(r"\s*(?:;|:(?=\s)|\s[—–]\s)\s*")
+_MD_LINK = re.compile(r"(?<!!)\[([^\]]+)\]\(([^)\s]+?\.(?:ipynb|md))(#[^)\s]*)?\)")
+
+
+def _without_collapsed_solutions(paragraph: str) -> str:
+    """A paragraph without what it says about collapsed solutions (the student edition has none)."""
+    paragraph = _COLLAPSED_AND.sub("", paragraph)
+    if not re.search(r"collaps", paragraph, re.I):
+        return paragraph
+    kept = []
+    for sentence in _SENTENCE.split(paragraph):
+        if not re.search(r"collaps", sentence, re.I):
+            kept.append(sentence)
+            continue
+        clauses = _CLAUSE.split(sentence)
+        first = next(i for i, c in enumerate(clauses) if re.search(r"collaps", c, re.I))
+        if first > 0:  # keep what comes before: "Each chapter ends with exercises; the solutions are collapsed"
+            head = sentence[: sentence.lower().find(clauses[first].lower())]
+            kept.append(_CLAUSE.sub("", head[::-1], count=1)[::-1].rstrip(" ;:—–") + ".")
+    return " ".join(kept)
+
+
+def student_text(md: str, keep_link=None) -> str:
+    """Markdown as the student edition shows it: no sentence about collapsed solutions (there are
+    none), and links to pages the edition does not have (``keep_link(target) -> False``) made plain text.
+
+    Code blocks and directive options are copied as they are; a paragraph or list item that says
+    nothing about collapsed solutions is kept byte for byte."""
+    out, para, code_fence = [], [], None
+
+    def flush():
+        if para:
+            text = _without_collapsed_solutions("\n".join(para))
+            out.extend(text.split("\n") if text.strip() else [])
+            para.clear()
+
+    for line in md.split("\n"):
+        m = _FENCE.match(line)
+        if code_fence is not None:
+            out.append(line)
+            if line.strip() == code_fence:
+                code_fence = None
+            continue
+        if m:
+            flush()
+            out.append(line)
+            info = line.strip()[len(m.group(1)):].strip()
+            if info and not info.startswith("{"):  # a code block (```python): verbatim until it closes
+                code_fence = m.group(1)
+            continue
+        if not line.strip() or re.match(r"\s*(:\w[\w-]*:|[-*+]\s|\d+[.)]\s|#)", line):
+            flush()  # a blank line, a directive option, a list item or a heading starts a new paragraph
+        if not line.strip() or re.match(r"\s*:\w[\w-]*:", line):
+            out.append(line)
+        else:
+            para.append(line)
+    flush()
+    text = "\n".join(out)
+    if keep_link is not None:
+        text = _MD_LINK.sub(lambda m: m.group(0) if keep_link(m.group(2)) else m.group(1), text)
+    return text
+
+
+def make_student_notebook(nb, keep_link=None):
     """The student edition of one instructor notebook (a new notebook; ``nb`` is not modified)."""
     nb = copy.deepcopy(nb)
     exercises = {i: ex.id for ex in parse_exercises(nb) for i in ex.solution_cells}
@@ -235,6 +302,7 @@ def make_student_notebook(nb):
             if BEGIN_SOLUTION in cell.source:
                 cell.source, _ = stub_solution(cell.source)
                 cell.source = cell.source.replace("\n".join(STUB_LINES), "YOUR ANSWER HERE")
+            cell.source = student_text(cell.source, keep_link)
             cells.append(cell)
             continue
         if cell.cell_type != "code":

@@ -1,14 +1,16 @@
-"""``minigrad-course release``: the student edition of the book.
+"""``minigrad-course release``: the student edition of the book, or of some of its chapters.
 
 Writes ``OUT/notebooks/*.ipynb`` (every solution replaced by a stub, hidden tests and the gated
-solution cells removed, outputs cleared) and, unless ``site=False``, a student website:
-``OUT/book/`` (a copy of the book configuration with a ``_toc.yml`` pointing at the student
-notebooks; the instructor guide is left out) built with jupyter-book into ``OUT/site/``.
+solution cells removed, outputs cleared, the notebook's identity in its metadata),
+``OUT/assignment.json`` (chapters, exercises, points, release id) and, unless ``site=False``, a
+student website: ``OUT/book/`` (a copy of the book configuration with a ``_toc.yml`` pointing at
+the student notebooks; the instructor guide is left out) built with jupyter-book into ``OUT/site/``.
 Next to the notebooks goes the engine's wheel (``OUT/notebooks/inside_autograd-*.whl``), which
 their first cell installs when minigrad is missing (no internet needed).
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -17,7 +19,7 @@ from pathlib import Path
 
 import nbformat
 
-from .notebooks import make_student_notebook, parse_exercises
+from .notebooks import META_KEY, make_student_notebook, parse_exercises, student_text
 
 INSTRUCTOR_ONLY = {"instructor_guide"}
 
@@ -90,33 +92,115 @@ def _filter_toc(toc, keep):
     return toc
 
 
+def _keep_link_factory(kept_stems: set):
+    def keep(target: str) -> bool:
+        if "://" in target:
+            return True
+        return Path(target).stem in kept_stems
+    return keep
+
+
+def _clear_previous(nb_out: Path) -> None:
+    """Remove the notebooks of an earlier release from ``nb_out`` (only files this tool wrote)."""
+    for p in nb_out.glob("*.ipynb"):
+        try:
+            meta = json.loads(p.read_text(encoding="utf-8")).get("metadata", {}).get(META_KEY, {})
+        except (OSError, ValueError):
+            continue
+        if isinstance(meta, dict) and meta.get("edition") == "student":
+            p.unlink()
+
+
 def release(out: str | os.PathLike, source: str | os.PathLike | None = None, *, site: bool = True,
-            log=print) -> dict:
+            chapters: list[int] | None = None, repository_url: str | None = None,
+            repository_branch: str = "main", title: str | None = None, log=print) -> dict:
+    """Write the student edition of ``chapters`` (None: the whole book) into ``out``.
+
+    ``out/notebooks/``: the student notebooks, each carrying its identity (notebook, chapter,
+    release id) in its metadata, and ``course/checks/`` when the book has its own checks;
+    ``out/assignment.json``; and unless ``site=False`` the student website in ``out/site/``,
+    whose launch buttons point at ``repository_url`` (the student repository) or are absent.
+    """
+    from . import assignment as assignment_mod
+    from . import custom
+
     root = find_source_root(source)
     out = Path(out).resolve()
+    book = assignment_mod.book_exercises(root)
+    a = assignment_mod.build(root, chapters, title=title, book=book)
     nb_out = out / "notebooks"
     nb_out.mkdir(parents=True, exist_ok=True)
+    _clear_previous(nb_out)
+    keep = _keep_link_factory({Path(n).stem for n in a.notebook_names} | _site_pages(root))
     released = {}
-    for path in book_notebooks(root):
-        nb = nbformat.read(path, as_version=4)
-        student = make_student_notebook(nb)
+    for path, nb, _ in book:
+        if path.name not in a.notebook_names:
+            continue
+        entry = next(n for n in a.notebooks if n["name"] == path.name)
+        student = make_student_notebook(nb, keep_link=keep)
+        student.metadata[META_KEY] = {"edition": "student", "notebook": path.name, "chapter": entry["chapter"],
+                                      "release": a.release_id, "exercises": entry["exercises"]}
         nbformat.write(student, nb_out / path.name)
         released[path.name] = [ex.id for ex in parse_exercises(nb)]
         log(f"released {path.name}: {len(released[path.name])} exercise(s)")
-    result = {"notebooks": released, "notebooks_dir": str(nb_out), "site": None}
+    checks = custom.check_files(custom.book_checks_dir(root))
+    if checks:
+        dest = nb_out / custom.CHECKS_DIR
+        if dest.exists():
+            shutil.rmtree(dest)
+        dest.mkdir(parents=True)
+        for p in checks:
+            shutil.copy2(p, dest / p.name)
+        log(f"copied the book's own checks ({len(checks)} file(s)) into {dest}: check() needs them")
+    a.write(out)
+    log(f"assignment {a.release_id}: {a.title}, {len(a.exercises)} graded exercise(s), {a.points:g} points "
+        f"-> {out / assignment_mod.FILENAME}")
+    result = {"notebooks": released, "notebooks_dir": str(nb_out), "site": None, "assignment": a.to_dict()}
     result["wheel"] = _write_wheel(root, nb_out, log)
     if site:
-        result["site"] = str(build_site(root, out, log=log))
+        result["site"] = str(build_site(root, out, repository_url=repository_url,
+                                        repository_branch=repository_branch, keep_link=keep, log=log))
     return result
 
 
-def build_site(root: Path, out: Path, *, log=print) -> Path:
+def _site_pages(root: Path) -> set:
+    """Stems of the Markdown pages the student site keeps (every page but the instructor's)."""
+    return {p.stem for p in (root / "book").glob("*.md") if p.stem not in INSTRUCTOR_ONLY}
+
+
+def student_config(cfg: dict, *, title_suffix: str = " (student edition)", repository_url: str | None = None,
+                   repository_branch: str = "main") -> dict:
+    """The book's _config.yml for the student site: its launch buttons, repository and download
+    links point at the student notebooks, or there are none."""
+    cfg = dict(cfg)
+    if cfg.get("title"):
+        cfg["title"] = str(cfg["title"]) + title_suffix
+    html = dict(cfg.get("html") or {})
+    if repository_url:
+        cfg["repository"] = {"url": repository_url, "branch": repository_branch, "path_to_book": ""}
+        html["use_repository_button"] = True
+    else:
+        # no student repository: no launch buttons, no repository button (Jupyter Book would
+        # otherwise point them at its own default repository, or at the instructor's)
+        cfg.pop("repository", None)
+        cfg["launch_buttons"] = {"binderhub_url": "", "colab_url": "", "jupyterhub_url": "", "thebe": False}
+        html["use_repository_button"] = False
+    html["use_issues_button"] = False
+    html["use_edit_page_button"] = False
+    cfg["html"] = html
+    return cfg
+
+
+def build_site(root: Path, out: Path, *, repository_url: str | None = None, repository_branch: str = "main",
+               keep_link=None, log=print) -> Path:
     """Copy the book configuration next to the student notebooks and build it with jupyter-book."""
+    import yaml
+
     src = out / "book"
     if src.exists():
         shutil.rmtree(src)
     src.mkdir(parents=True)
-    for name in ("_config.yml", "requirements.txt", "nbval_sanitize.cfg"):  # the cfg: _ext/machine_paths.py
+    for name in ("requirements.txt", "nbval_sanitize.cfg"):  # the cfg: _ext/machine_paths.py
         if (root / name).exists():
             shutil.copy2(root / name, src / name)
     for d in ("_assets", "_ext", "_theme"):  # _theme: the course CSS and JS (accessibility fixes)
@@ -129,14 +213,18 @@ def build_site(root: Path, out: Path, *, log=print) -> Path:
             continue
         if p.is_dir():
             shutil.copytree(p, src / "book" / p.name, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "*.ipynb"))
+        elif p.suffix == ".md":
+            (src / "book" / p.name).write_text(student_text(p.read_text(encoding="utf-8"), keep_link),
+                                               encoding="utf-8")
         else:
             shutil.copy2(p, src / "book" / p.name)
     for p in (out / "notebooks").glob("*.ipynb"):
         shutil.copy2(p, src / "book" / p.name)
+    checks = out / "notebooks" / "course"
+    if checks.is_dir():  # the book's own checks, found by check() from book/ upwards
+        shutil.copytree(checks, src / "course")
     toc = _load_toc(root)
     if toc is not None:
-        import yaml
-
         def keep(f):
             stem = Path(f).stem
             return stem not in INSTRUCTOR_ONLY and any((src / (f + ext)).exists() or (src / f).exists()
@@ -144,15 +232,12 @@ def build_site(root: Path, out: Path, *, log=print) -> Path:
         toc = _filter_toc(toc, keep)
         (src / "_toc.yml").write_text("# Student edition: generated by minigrad-course release\n"
                                       + yaml.safe_dump(toc, sort_keys=False))
-    cfg = src / "_config.yml"
-    if cfg.exists():
-        text = cfg.read_text()
-        lines = text.splitlines()
-        for i, line in enumerate(lines):
-            if line.startswith("title:"):
-                lines[i] = line.rstrip() + " (student edition)"
-                break
-        cfg.write_text("\n".join(lines) + "\n")
+    cfg_path = root / "_config.yml"
+    if cfg_path.exists():
+        cfg = student_config(yaml.safe_load(cfg_path.read_text()) or {}, repository_url=repository_url,
+                             repository_branch=repository_branch)
+        (src / "_config.yml").write_text("# Student edition: generated by minigrad-course release\n"
+                                         + yaml.safe_dump(cfg, sort_keys=False))
     jb = shutil.which("jupyter-book", path=str(Path(sys.executable).parent)) or shutil.which("jupyter-book")
     if jb is None:
         raise RuntimeError("jupyter-book is not installed: install it, or release with --no-site")

@@ -14,8 +14,9 @@ chromium. On each page it checks what a reader gets:
   - math is typeset, with MathML that screen readers read (MathJax's assistive MathML);
   - widgets are rendered, and their sliders move with the keyboard; animations step with the
     keyboard and say in words which frame they show;
-  - exercise boxes are present; each solution is hidden until its toggle is clicked, then
-    visible; nbgrader's "### BEGIN SOLUTION" markers and this machine's paths appear nowhere;
+  - exercise boxes are present; each solution is hidden until its toggle (named after the
+    solution's header) is focused and Enter pressed, then visible; nbgrader's
+    "### BEGIN SOLUTION" markers and this machine's paths appear nowhere;
   - no code or output block is wider than the text column (outputs wrap; a code line that
     is too long must be shortened), with solutions and hidden code cells closed and open;
   - axe-core (vendored from npm) finds no serious or critical violation of WCAG 2.1 A/AA,
@@ -201,7 +202,8 @@ JS_FOCUSED = """() => {
     const cs = getComputedStyle(e), r = e.getBoundingClientRect();
     const ring = (cs.outlineStyle !== 'none' && parseFloat(cs.outlineWidth) > 0) || cs.boxShadow !== 'none';
     return {tag: e.tagName.toLowerCase(), text: (e.getAttribute('aria-label') || e.innerText || '').trim().slice(0, 40),
-            ring, math: !!e.closest('mjx-container'), visible: r.width > 0 && r.height > 0 && e.checkVisibility()};
+            ring, math: !!e.closest('mjx-container'),
+            visible: r.width > 0 && r.height > 0 && e.checkVisibility({opacityProperty: true, visibilityProperty: true})};
 }"""
 MAX_TAB_STOPS = 400
 
@@ -481,15 +483,22 @@ class PageCheck:
             if any(body.nth(j).is_visible() for j in range(body.count())):
                 self.err(f"{label} is visible before it is clicked (solutions must be collapsed)")
                 continue
-            # The toggle button itself: an exercise's title inside the solution header is a link,
-            # and clicking it does not open the dropdown.
+            # The toggle button, used with the keyboard: focused, named after its header
+            # (_theme/course.js), opened with Enter.
             toggle = sol.locator(".toggle-button").first
+            header = " ".join(sol.locator(".admonition-title").first.inner_text().split())
+            if (toggle.get_attribute("aria-label") or "") != header:
+                self.err(f"{label}: its toggle is named {toggle.get_attribute('aria-label')!r}, not after "
+                         f"its header {header!r}")
             toggle.scroll_into_view_if_needed()
-            toggle.click()
+            toggle.focus()
+            page.keyboard.press("Enter")
             try:
                 body.first.wait_for(state="visible", timeout=5_000)
             except Exception:
-                self.err(f"{label} is still hidden after clicking its toggle")
+                self.err(f"{label} is still hidden after Enter on its toggle")
+            if toggle.get_attribute("aria-expanded") != "true":
+                self.err(f"{label}: its toggle does not say it is open (aria-expanded)")
         hidden_code = page.locator("main details.hide:not([open]) > summary")
         n_hidden = hidden_code.count()
         for i in range(n_hidden):
@@ -571,6 +580,7 @@ def main(argv=None) -> int:
 
             ctx.route("**/*", on_route)
             page = ctx.new_page()
+            page.set_default_timeout(TIMEOUT_MS)  # a full-page screenshot on a busy machine takes > 30 s
             page.on("response", on_response)
             page.on("requestfailed", on_failed)
             console_errors: list[str] = []

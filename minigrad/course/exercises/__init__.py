@@ -32,7 +32,11 @@ def _load_all() -> None:
 
 
 def load_extra() -> None:
-    """Load the chNN*.py files of the folders in MINIGRAD_COURSE_EXTRA_EXERCISES (each once)."""
+    """Load the chNN*.py files of the folders in MINIGRAD_COURSE_EXTRA_EXERCISES (each once), then
+    the book's own checks (``course/checks/``, see ``minigrad.course.custom``)."""
+    from minigrad.course import custom
+
+    custom.load_discovered()
     for folder in filter(None, os.environ.get("MINIGRAD_COURSE_EXTRA_EXERCISES", "").split(os.pathsep)):
         if not os.path.isdir(folder):
             continue

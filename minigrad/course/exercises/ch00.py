@@ -6,7 +6,8 @@ import numbers
 from minigrad.course import CheckFailed, exercise
 
 
-@exercise("ch00-ex1", points=1, title="The steepest point of the sigmoid")
+@exercise("ch00-ex1", points=1, title="The steepest point of the sigmoid",
+          minutes=10, objective="find a derivative by hand and confirm it numerically with NumPy")
 def _check_steepest(answer):
     if not (isinstance(answer, tuple) and len(answer) == 2
             and all(isinstance(v, (numbers.Real,)) or hasattr(v, "item") for v in answer)):

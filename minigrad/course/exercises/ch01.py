@@ -6,12 +6,14 @@ from minigrad.course import CheckFailed, exercise
 from minigrad.course.diagnose import diagnose_function
 
 
-@exercise("ch01-ex1", points=2, title="Multiply two tensors")
+@exercise("ch01-ex1", points=2, title="Multiply two tensors",
+          minutes=15, objective="write a two-input Function whose backward returns one gradient per input")
 def _check_multiply(Multiply):
     return diagnose_function(Multiply, lambda a, b: a * b, inputs=[(3, 4), (3, 4)], input_names=["a", "b"])
 
 
-@exercise("ch01-ex2", points=2, title="Interpolate, with a Python number")
+@exercise("ch01-ex2", points=2, title="Interpolate, with a Python number",
+          minutes=15, objective="take a Python number in forward and return None as its gradient")
 def _check_lerp(Lerp, t=0.3):
     # t = 0.3, not 0.5: the two gradients differ, so exchanging them is caught
     return diagnose_function(Lerp, lambda a, b, t: a + t * (b - a), inputs=[(4, 3), (4, 3)], args=(t,),
@@ -50,7 +52,8 @@ def _no_grad(x):
         return x * 2
 
 
-@exercise("ch01-ex3", points=2, title="Count the nodes of a graph")
+@exercise("ch01-ex3", points=2, title="Count the nodes of a graph",
+          minutes=25, objective="walk a graph through grad_fn and next_functions, counting shared nodes once")
 def _check_count_nodes(count_nodes):
     for what, t in _graphs():
         expected = _reference_count(t)
@@ -72,7 +75,8 @@ def _check_count_nodes(count_nodes):
     return "count_nodes gives the right counts on 5 graphs, including fan-out (a tensor used twice) and no graph."
 
 
-@exercise("ch01-ex4", points=3, title="Absolute value, kink included")
+@exercise("ch01-ex4", points=3, title="Absolute value, kink included",
+          minutes=20, objective="write a backward at a kink, choosing PyTorch's subgradient convention")
 def _check_abs(Abs):
     return diagnose_function(Abs, lambda x: x.abs(), inputs=[(4, 5)], kinks=[0.0],
                              at_kinks={0.0: (0.0, "PyTorch's abs, the middle of the subgradients [-1, 1]")})

@@ -8,12 +8,14 @@ from minigrad.course import CheckFailed, exercise
 from minigrad.course.diagnose import diagnose_function
 
 
-@exercise("ch02-ex1", points=1, title="Cube, saving its input")
+@exercise("ch02-ex1", points=1, title="Cube, saving its input",
+          minutes=10, objective="save an input with save_for_backward and use it in backward")
 def _check_cube(Cube):
     return diagnose_function(Cube, lambda x: x * x * x, inputs=[(3, 4)], double_backward=True)
 
 
-@exercise("ch02-ex2", points=2, title="Exp, saving its output")
+@exercise("ch02-ex2", points=2, title="Exp, saving its output",
+          minutes=15, objective="save the output when the derivative is a function of the output")
 def _check_exp(Exp):
     result = diagnose_function(Exp, lambda x: x.exp(), inputs=[(3, 4)])
     if not result.passed:
@@ -29,7 +31,8 @@ def _check_exp(Exp):
     return result.message + "\n  - it saves its output, so backward does not compute exp again"
 
 
-@exercise("ch02-ex3", points=2, title="Skip the gradients nobody needs")
+@exercise("ch02-ex3", points=2, title="Skip the gradients nobody needs",
+          minutes=20, objective="use ctx.needs_input_grad to skip the gradients nobody needs")
 def _check_mul_add(MulAdd):
     result = diagnose_function(MulAdd, lambda a, b, c: a * b + c, inputs=[(3,), (3,), (3,)],
                                input_names=["a", "b", "c"])
@@ -48,7 +51,8 @@ def _check_mul_add(MulAdd):
     return result.message + "\n  - it returns None for the inputs that need no gradient (needs_input_grad)"
 
 
-@exercise("ch02-ex4", points=3, title="Double, then ReLU")
+@exercise("ch02-ex4", points=3, title="Double, then ReLU",
+          minutes=25, objective="fix a buggy Function: what to save, the true derivative, the convention at 0")
 def _check_double_relu(DoubleReLU):
     return diagnose_function(DoubleReLU, lambda x: (x * 2).relu(), inputs=[(4, 5)], kinks=[0.0],
                              at_kinks={0.0: (0.0, "PyTorch's convention for relu")})

@@ -16,7 +16,8 @@ def _grad_at(fn, values, *args):
     return x.grad.tolist()
 
 
-@exercise("ch03-ex1", points=2, title="Leaky ReLU")
+@exercise("ch03-ex1", points=2, title="Leaky ReLU",
+          minutes=20, objective="pass a non-tensor argument through ctx and follow PyTorch's convention at the kink")
 def _check_leaky_relu(LeakyReLUFunction, negative_slope=0.2):
     def reference(x, slope):
         return minigrad.where(x > 0, x, x * slope)
@@ -44,7 +45,8 @@ def _saved_mask(fn, shape=(4, 5)):
     return saved, sum(t.numel() * t.element_size() for t in saved if t is not None), x
 
 
-@exercise("ch03-ex2", points=2, title="A one-byte mask")
+@exercise("ch03-ex2", points=2, title="A one-byte mask",
+          minutes=15, objective="save a one-byte bool mask instead of a float tensor")
 def _check_relu_mask(ReLUMaskFunction):
     result = diagnose_function(ReLUMaskFunction, lambda x: minigrad.relu(x), inputs=[(4, 5)], kinks=[0.0],
                                at_kinks={0.0: (0.0, "torch.relu's convention")})
@@ -65,7 +67,8 @@ def _check_relu_mask(ReLUMaskFunction):
     return result.message + f"\n  - it saves one bool mask ({nbytes} bytes for {x.numel()} elements)"
 
 
-@exercise("ch03-ex3", points=3, title="ReLU6")
+@exercise("ch03-ex3", points=3, title="ReLU6",
+          minutes=25, objective="handle two kinks and test a backward with gradcheck away from them")
 def _check_relu6(ReLU6Function):
     def reference(x):
         return x.clamp(0, 6)  # right away from the kinks; the kinks are checked by at_kinks

@@ -61,7 +61,8 @@ def _wide_range(fn, name: str, ref_value, ref_grad) -> None:
                                   f"expected {b[i]:.6g}, got {a[i]:.6g}.{hint}")
 
 
-@exercise("ch04-ex1", points=1, title="Tanh")
+@exercise("ch04-ex1", points=1, title="Tanh",
+          minutes=10, objective="write a backward from the saved output alone")
 def _check_tanh(TanhFunction):
     result = diagnose_function(TanhFunction, lambda x: x.tanh(), inputs=[(4, 5)], low=-3.0, high=3.0,
                                double_backward=True)
@@ -80,7 +81,8 @@ def _check_tanh(TanhFunction):
     return result.message + "\n  - it saves the output and computes 1 - tanh(x)^2 from it"
 
 
-@exercise("ch04-ex2", points=2, title="Stable Softplus")
+@exercise("ch04-ex2", points=2, title="Stable Softplus",
+          minutes=25, objective="make forward and backward numerically stable for inputs in [-1000, 1000]")
 def _check_softplus(SoftplusFunction):
     def reference(x):
         return x.clamp(min=0) + (-x.abs()).exp().log1p()
@@ -94,7 +96,8 @@ def _check_softplus(SoftplusFunction):
     return result.message + _STABLE
 
 
-@exercise("ch04-ex3", points=3, title="Stable SiLU")
+@exercise("ch04-ex3", points=3, title="Stable SiLU",
+          minutes=30, objective="derive a product-rule gradient and implement it stably, deciding what to save")
 def _check_silu(SiLUFunction):
     def reference(x):
         return x * x.sigmoid()

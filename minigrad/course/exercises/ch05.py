@@ -106,7 +106,8 @@ _HINTS = {
 }
 
 
-@exercise("ch05-ex1", points=2, title="Read the reports")
+@exercise("ch05-ex1", points=2, title="Read the reports",
+          minutes=15, objective="tell from a gradcheck report whether backward or the test is wrong, and how")
 def _check_reports(diagnosis: Any):
     if not isinstance(diagnosis, dict):
         raise CheckFailed(f"diagnosis must be a dict such as {{'A': 1, 'B': 2, 'C': 3, 'D': 4}}, "
@@ -162,7 +163,8 @@ def _run32(fn, settings) -> tuple[bool, str]:
             return False, str(err).splitlines()[0]
 
 
-@exercise("ch05-ex2", points=2, title="gradcheck for a float32-only Function")
+@exercise("ch05-ex2", points=2, title="gradcheck for a float32-only Function",
+          minutes=15, objective="choose gradcheck's eps and tolerances for a float32-only Function")
 def _check_float32(settings: Any):
     if not isinstance(settings, dict):
         raise CheckFailed(f"FLOAT32_SETTINGS must be a dict like dict(eps=..., atol=..., rtol=...), "
@@ -198,16 +200,18 @@ def _check_float32(settings: Any):
 
 
 # ------------------------------------------------------------------ ch05-ex3: my_gradcheck
-class _CubeFactor(Function):
+class _SquareFactor(Function):
+    """x**2 with a backward off by a factor 3/2 (3x instead of 2x)."""
+
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return x * x * x
+        return x.pow(2)
 
     @staticmethod
     def backward(ctx, g):
         x, = ctx.saved_tensors
-        return g * 2 * x * x
+        return g * 3 * x
 
 
 def _off_by(f: Callable, relative: float) -> Callable:
@@ -220,7 +224,7 @@ def _my_gradcheck_cases():
     return [
         # (name, fn, shape of x, keyword arguments for both checks)
         ("tanh (elementwise, shape (5,))", minigrad.tanh, (5,), {}),
-        ("the cube with a wrong factor", _CubeFactor.apply, (4,), {}),
+        ("the square with a wrong factor", _SquareFactor.apply, (4,), {}),
         ("softmax over rows of a (2, 3) matrix", lambda t: minigrad.softmax(t, dim=1), (2, 3), {}),
         ("softmax with only the diagonal of its Jacobian in backward", _SoftmaxDiagonal.apply, (4,), {}),
         ("A @ x, a (4, 3) matrix times x of shape (3,)", lambda t: A @ t, (3,), {}),
@@ -239,7 +243,8 @@ def _my_gradcheck_cases():
     ]
 
 
-@exercise("ch05-ex3", points=3, title="Your own gradcheck")
+@exercise("ch05-ex3", points=3, title="Your own gradcheck",
+          minutes=30, objective="build gradcheck: numerical and analytical Jacobians, and its acceptance rule")
 def _check_my_gradcheck(my_gradcheck: Any):
     if not callable(my_gradcheck):
         raise CheckFailed(f"my_gradcheck must be a function, got a {type(my_gradcheck).__name__}.")

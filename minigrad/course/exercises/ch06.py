@@ -10,7 +10,8 @@ from minigrad.course import CheckFailed, CheckResult, exercise
 from minigrad.course.diagnose import diagnose_function
 
 
-@exercise("ch06-ex1", points=2, title="Batched matrix multiplication")
+@exercise("ch06-ex1", points=2, title="Batched matrix multiplication",
+          minutes=20, objective="derive a batched matmul's gradients from the shapes, with needs_input_grad")
 def _check_bmm(BatchedMatmul: Any):
     result = diagnose_function(BatchedMatmul, lambda a, b: a @ b, inputs=[(3, 2, 4), (3, 4, 5)],
                                input_names=["a", "b"])
@@ -44,7 +45,8 @@ def _reference(x, scale=None, shift=None):
     return out if shift is None else out + shift
 
 
-@exercise("ch06-ex2", points=3, title="Optional scale and shift")
+@exercise("ch06-ex2", points=3, title="Optional scale and shift",
+          minutes=25, objective="return None for absent optional inputs and sum the gradients of broadcast ones")
 def _check_scale_shift(scale_shift: Any):
     if not callable(scale_shift):
         raise CheckFailed(f"scale_shift must be a function, got a {type(scale_shift).__name__}.")
@@ -104,7 +106,8 @@ _WHY = {
 }
 
 
-@exercise("ch06-ex3", points=1, title="Should this be a Function?")
+@exercise("ch06-ex3", points=1, title="Should this be a Function?",
+          minutes=10, objective="choose between a composition, a hook, a module and a custom Function")
 def _check_tools(tools: Any):
     if not isinstance(tools, dict):
         raise CheckFailed(f"tools must be a dict like {{'a': 'composition', ...}}, got a {type(tools).__name__}.")

@@ -45,7 +45,8 @@ def _double(name: str, fn: Any, reference, values) -> CheckResult:
                        "d²/dx² matches the reference.")
 
 
-@exercise("ch07-ex1", points=3, title="Twice differentiable")
+@exercise("ch07-ex1", points=3, title="Twice differentiable",
+          minutes=25, objective="make a NumPy Function twice differentiable: a backward that is a Function")
 def _check_exp_twice(ExpTwice: Any):
     res = _double("ExpTwice", ExpTwice, lambda t: t.exp(), [-1.3, -0.2, 0.4, 1.7])
     if not res.passed:
@@ -60,7 +61,8 @@ def _check_exp_twice(ExpTwice: Any):
     return CheckResult(True, res.message + f"\nIts backward is a Function of its own ({name}).")
 
 
-@exercise("ch07-ex2", points=2, title="Find the double-backward bug")
+@exercise("ch07-ex2", points=2, title="Find the double-backward bug",
+          minutes=20, objective="find with gradgradcheck a bug that only the second derivative shows")
 def _check_logcosh(LogCoshFixed: Any):
     def reference(t):
         a = t.abs()
@@ -79,7 +81,8 @@ def _check_logcosh(LogCoshFixed: Any):
     return res
 
 
-@exercise("ch07-ex3", points=2, title="Hessian-vector products")
+@exercise("ch07-ex3", points=2, title="Hessian-vector products",
+          minutes=20, objective="compute Hessian-vector products with two autograd.grad calls, no Hessian")
 def _check_hvp(hessian_vector_product: Any, by_hand: Any = None):
     if not callable(hessian_vector_product):
         raise CheckFailed("hessian_vector_product must be a function.")
