@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 ALLOWED_IMPORTS = frozenset({
     "minigrad", "numpy", "math", "cmath", "functools", "itertools", "collections", "dataclasses",
     "typing", "abc", "enum", "numbers", "fractions", "decimal", "random", "statistics", "copy", "re",
-    "warnings", "__future__",
+    "warnings", "heapq", "__future__",
 })
 DECORATORS = frozenset({"staticmethod", "classmethod", "property", "once_differentiable"})
 ACCESSOR_DECORATORS = frozenset({"setter", "getter", "deleter"})
