@@ -13,6 +13,18 @@ ROOT = Path(__file__).resolve().parents[1]
 GUIDE = ROOT / "book" / "instructor_guide.md"
 
 
+@pytest.fixture(autouse=True)
+def _registry_restored():
+    """Checks loaded from a test's course/checks stay out of the registry that later tests (in the
+    same process: pytest-xdist runs several files per worker) read."""
+    from minigrad.course import registry
+
+    before = dict(registry)
+    yield
+    registry.clear()
+    registry.update(before)
+
+
 def test_guide_catalogue_matches_the_registry():
     """Fails when an exercise is added, removed or changed (points, minutes, objective, graded) without
     regenerating the guide's table: run `minigrad-course catalogue --write`."""
@@ -33,12 +45,12 @@ def test_every_exercise_needs_minutes_and_objective(tmp_path):
     checks.mkdir(parents=True)
     (checks / "late.py").write_text(
         "from minigrad.course import exercise\n\n"
-        "@exercise('ch07-ex9', points=2, title='No fields yet')\n"
+        "@exercise('ch42-ex9', points=2, title='No fields yet')\n"
         "def _(answer):\n    return True\n")
     with pytest.raises(catalogue.CatalogueError) as e:
         catalogue.entries(tmp_path)
     msg = str(e.value)
-    assert "ch07-ex9" in msg and str(checks / "late.py") in msg
+    assert "ch42-ex9" in msg and str(checks / "late.py") in msg
     assert "minutes=<estimated minutes" in msg and 'objective="<what the learner can do' in msg
 
 
