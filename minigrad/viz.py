@@ -213,13 +213,18 @@ def _rows(order: list):
 
 
 class _Measure:
-    """Text sizes in points, measured once per (text, font size) on an off-screen canvas."""
+    """Text sizes in points, measured once per (text, font size) on an off-screen canvas.
 
-    def __init__(self):
+    Measured at the dpi the drawing will be rendered at: hinted glyphs are a few percent
+    wider or narrower at one dpi than at another, enough to push a label out of its box.
+    """
+
+    def __init__(self, dpi: float = 72.0):
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
 
-        self._fig = Figure(dpi=72)
+        self._fig = Figure(dpi=dpi)
+        self._to_points = 72.0 / dpi
         self._renderer = FigureCanvasAgg(self._fig).get_renderer()
         self._cache: dict = {}
 
@@ -229,7 +234,8 @@ class _Measure:
             t = self._fig.text(0, 0, text, fontsize=fontsize, **kw)
             bb = t.get_window_extent(self._renderer)
             t.remove()
-            self._cache[key] = (bb.width * 1.02 + 1.0, bb.height * 1.02 + 1.0)  # slack for hinting
+            w, h = bb.width * self._to_points, bb.height * self._to_points
+            self._cache[key] = (w * 1.03 + 1.5, h * 1.02 + 1.0)  # slack for saving at another dpi
         return self._cache[key]
 
 
@@ -467,7 +473,9 @@ def draw_graph(tensor: Tensor, ax=None, names: Mapping[Tensor, str] | None = Non
 
     name_of = {id(t): str(n) for t, n in (names or {}).items()}
     order = backward_order(tensor)
-    measure = _Measure()
+    import matplotlib
+
+    measure = _Measure(ax.figure.dpi if ax is not None else matplotlib.rcParams["figure.dpi"])
 
     if not order:
         label = name_of.get(id(tensor), "tensor")
