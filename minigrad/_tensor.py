@@ -36,6 +36,22 @@ from ._device import check_device as _check_device  # noqa: E402,F401  (used by 
 from ._device import device  # noqa: E402
 
 
+# The in-place version counter shared by a tensor, its views and the nodes that saved it: an
+# 8-byte little-endian integer in a bytearray, which Python's garbage collector does not track
+# (a list [0] would be tracked, and so would the tuples that hold it). Buys: 1.2 fewer tracked
+# objects per op of benchmark (a), a third less full-collection time in (e) (benchmarks/README.md).
+_new_counter = bytearray(8).copy  # version 0
+_AT_ZERO = bytes(8)  # ``vc == _AT_ZERO``: still at version 0 (a memcmp)
+
+
+def _read_version(vc: bytearray) -> int:
+    return int.from_bytes(vc, "little")
+
+
+def _bump(vc: bytearray) -> None:
+    vc[:] = (int.from_bytes(vc, "little") + 1).to_bytes(8, "little")
+
+
 class Tensor:
     """An n-dimensional array that can record the operations applied to it."""
 
@@ -85,7 +101,7 @@ class Tensor:
         """
         t = Tensor._wrap(arr)
         if self._vc is None:
-            self._vc = [0]
+            self._vc = _new_counter()
         t._vc = self._vc
         if self._base is None:
             t._base = self
@@ -166,13 +182,12 @@ class Tensor:
 
     @property
     def _version(self) -> int:
-        return self._vc[0] if self._vc is not None else 0
+        return _read_version(self._vc) if self._vc is not None else 0
 
     def _bump_version(self) -> None:
         if self._vc is None:
-            self._vc = [1]
-        else:
-            self._vc[0] += 1
+            self._vc = _new_counter()
+        _bump(self._vc)
 
     def _get_extra(self, key: str, default: Any = None) -> Any:
         return default if self._extra is None else self._extra.get(key, default)

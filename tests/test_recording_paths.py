@@ -92,3 +92,30 @@ def test_built_in_ops_inside_a_non_recording_custom_forward_record_nothing():
     y = MulAll.apply(minigrad.tensor([3.0]), [a])
     assert not y.requires_grad and y.grad_fn is None
     assert minigrad.is_grad_enabled()
+
+
+def test_version_counters_count_past_a_byte_and_stay_out_of_the_garbage_collector():
+    """The counter is 8 bytes in a bytearray (untracked by the GC, for speed): it must still count like an int."""
+    import gc
+
+    x = _leaf(4)
+    y = x.exp()  # saves its output: the output gets a counter, shared with the node
+    counter = y._vc
+    assert counter is not None and not gc.is_tracked(counter)
+    gc.collect()  # a collection untracks tuples that hold only untracked objects
+    assert not gc.is_tracked(y.grad_fn._saved[0])  # (array, counter, output_nr)
+    view = y[0]
+    with minigrad.no_grad():
+        for _ in range(300):  # a single byte would overflow at 256
+            view.add_(0.0)
+    assert y._version == view._version == 300
+    with pytest.raises(RuntimeError, match="is at version 300; expected version 0 instead"):
+        y.sum().backward()
+    z = _leaf(5)
+    with minigrad.no_grad():
+        for _ in range(70_000):
+            z._bump_version()
+    assert z._version == 70_000
+    w = z * 2.0  # mul saves z at version 70,000: no error while it stays there
+    w.sum().backward()
+    np.testing.assert_array_equal(z.grad.numpy(), np.full((3, 4), 2.0))

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._tensor import Tensor
+from .._tensor import Tensor, _new_counter
 from .anomaly_mode import _Anomaly
 from .function import (_NEEDS, _NOT_TENSOR_EDGE, FunctionCtx, _leaf_node, _new, _next_seq,
                        _pack_saved, _record_edges, _record_saved, _user_stack, _wrap_outputs)
@@ -119,7 +119,7 @@ def _apply_first(cls, a: Tensor, *rest):
             if len(saved) == 1 and saved[0] is out:
                 # exp, relu, sigmoid, tanh, sqrt save only their fresh output (_pack_saved's first case,
                 # inline: 2 of the 5 ops of benchmark (a) skip a call)
-                vc = out._vc = [0]
+                vc = out._vc = _new_counter()
                 ctx._saved = ((out._data, vc, 0),)
                 ctx._saved_outputs = True
             else:

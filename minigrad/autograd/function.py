@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from .._tensor import RemovableHandle, Tensor
+from .._tensor import _AT_ZERO, RemovableHandle, Tensor, _new_counter, _read_version
 from ._saved_attrs import install as _install_saved_attributes
 from .anomaly_mode import _Anomaly
 from .grad_mode import _GradMode, _set_grad_mode, no_grad
@@ -118,8 +118,8 @@ class FunctionCtx:
             for t in saved:
                 if t is not None:
                     vc = t._vc
-                    if vc is not None and vc[0] != (0 if versions is None else versions[i]):
-                        raise self._modified_error(i, t, vc[0], 0 if versions is None else versions[i])
+                    if vc is not None and (v := _read_version(vc)) != (0 if versions is None else versions[i]):
+                        raise self._modified_error(i, t, v, 0 if versions is None else versions[i])
                 i += 1
             return saved
         out = []
@@ -130,10 +130,10 @@ class FunctionCtx:
                 data, vc, output_nr = s
                 s = _wrap(data)
                 s._vc, s.grad_fn, s._output_nr, s._rg = vc, self, output_nr, True
-                if vc[0] != expected:
-                    raise self._modified_error(i, s, vc[0], expected)
-            elif s is not None and s._vc is not None and s._vc[0] != expected:
-                raise self._modified_error(i, s, s._vc[0], expected)
+                if (v := _read_version(vc)) != expected:
+                    raise self._modified_error(i, s, v, expected)
+            elif s is not None and s._vc is not None and (v := _read_version(s._vc)) != expected:
+                raise self._modified_error(i, s, v, expected)
             out.append(s)
             i += 1
         return tuple(out)
@@ -156,7 +156,7 @@ class FunctionCtx:
         """The arrays of ``saved_tensors``, after the same checks: for the NumPy formulas of the
         built-in backwards, which need no Tensor around a saved output."""
         saved = self._saved
-        if type(saved) is tuple and len(saved) == 1 and type(s := saved[0]) is tuple and s[1][0] == 0:
+        if type(saved) is tuple and len(saved) == 1 and type(s := saved[0]) is tuple and s[1] == _AT_ZERO:
             return (s[0],)  # the common case: the node's own output (exp, relu...), unchanged since (version 0)
         return tuple(None if t is None else t._data for t in self._tensors_saved_for_backward)
 
@@ -561,7 +561,7 @@ def _pack_saved(ctx, to_save: tuple) -> None:
     t = to_save[0]
     if len(to_save) == 1 and t._vc is None and t.grad_fn is ctx:
         # The common case (exp, relu, sigmoid, tanh, sqrt): an op that saves only its fresh output.
-        vc = t._vc = [0]
+        vc = t._vc = _new_counter()
         ctx._saved = ((t._data, vc, t._output_nr),)
         ctx._saved_outputs = True
         return
@@ -575,14 +575,14 @@ def _pack_saved(ctx, to_save: tuple) -> None:
         elif t.grad_fn is ctx:  # one of this node's outputs: avoid a reference cycle
             vc = t._vc
             if vc is None:
-                vc = t._vc = [0]
+                vc = t._vc = _new_counter()
             has_output = True
             saved.append((t._data, vc, t._output_nr))
-            versions.append(vc[0])
+            versions.append(_read_version(vc))
         else:
             saved.append(t)
             vc = t._vc
-            versions.append(0 if vc is None else vc[0])
+            versions.append(0 if vc is None else _read_version(vc))
     ctx._saved = tuple(saved)
     if any(versions):
         ctx._saved_versions = tuple(versions)
