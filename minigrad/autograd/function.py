@@ -77,7 +77,7 @@ class FunctionCtx:
     # Class-level defaults: an instance only stores what an operation actually sets.
     _to_save: tuple | None = None
     _saved: tuple | None = None  # what save_for_backward saved (None: nothing; _FREED: freed by backward)
-    _saved_versions: tuple | None = None  # each saved tensor's version when saved (None: all were at 0)
+    _saved_versions: tuple | None = None  # bytes(counter) of each saved tensor when saved (None: all at 0)
     _saved_outputs = False  # some saved tensors are this node's outputs, kept as (array, counter, nr)
     _dirty: tuple = ()
     _non_differentiable: tuple = ()
@@ -118,22 +118,22 @@ class FunctionCtx:
             for t in saved:
                 if t is not None:
                     vc = t._vc
-                    if vc is not None and (v := _read_version(vc)) != (0 if versions is None else versions[i]):
-                        raise self._modified_error(i, t, v, 0 if versions is None else versions[i])
+                    if vc is not None and vc != (_AT_ZERO if versions is None else versions[i]):
+                        raise self._modified_error(i, t, vc, _AT_ZERO if versions is None else versions[i])
                 i += 1
             return saved
         out = []
         i = 0
         for s in saved:
-            expected = 0 if versions is None else versions[i]
+            expected = _AT_ZERO if versions is None else versions[i]
             if type(s) is tuple:  # a saved output: a new tensor on its array, pointing back here
                 data, vc, output_nr = s
                 s = _wrap(data)
                 s._vc, s.grad_fn, s._output_nr, s._rg = vc, self, output_nr, True
-                if (v := _read_version(vc)) != expected:
-                    raise self._modified_error(i, s, v, expected)
-            elif s is not None and s._vc is not None and (v := _read_version(s._vc)) != expected:
-                raise self._modified_error(i, s, v, expected)
+                if vc != expected:
+                    raise self._modified_error(i, s, vc, expected)
+            elif s is not None and s._vc is not None and s._vc != expected:
+                raise self._modified_error(i, s, s._vc, expected)
             out.append(s)
             i += 1
         return tuple(out)
@@ -160,8 +160,9 @@ class FunctionCtx:
             return (s[0],)  # the common case: the node's own output (exp, relu...), unchanged since (version 0)
         return tuple(None if t is None else t._data for t in self._tensors_saved_for_backward)
 
-    def _modified_error(self, i: int, t: Tensor, version: int, expected: int) -> RuntimeError:
+    def _modified_error(self, i: int, t: Tensor, counter, saved_at) -> RuntimeError:
         """The error for a saved tensor changed in place (returned, so that the traceback ends at the check)."""
+        version, expected = _read_version(counter), _read_version(saved_at)
         origin = (f", which is output {t._output_nr} of {_op_name(t.grad_fn)}," if t.grad_fn is not None else "")
         hint = ("Hint: the backtrace further above shows the operation that failed to compute its gradient. "
                 "The variable in question was changed in there or anywhere later. Good luck!"
@@ -567,24 +568,29 @@ def _pack_saved(ctx, to_save: tuple) -> None:
         return
     saved = []
     versions = []
-    has_output = False
+    has_output = changed = False
     for t in to_save:
         if t is None:
             saved.append(None)
-            versions.append(0)
+            versions.append(_AT_ZERO)
         elif t.grad_fn is ctx:  # one of this node's outputs: avoid a reference cycle
             vc = t._vc
             if vc is None:
                 vc = t._vc = _new_counter()
             has_output = True
             saved.append((t._data, vc, t._output_nr))
-            versions.append(_read_version(vc))
+            versions.append(bytes(vc))
+            changed = changed or vc != _AT_ZERO
         else:
             saved.append(t)
             vc = t._vc
-            versions.append(0 if vc is None else _read_version(vc))
+            if vc is None or vc == _AT_ZERO:
+                versions.append(_AT_ZERO)
+            else:
+                versions.append(bytes(vc))
+                changed = True
     ctx._saved = tuple(saved)
-    if any(versions):
+    if changed:
         ctx._saved_versions = tuple(versions)
     if has_output:
         ctx._saved_outputs = True
