@@ -322,3 +322,118 @@ def test_three_first_lines_have_pytorchs_wording():
 def test_three_first_lines_match_torch():
     torch = pytest.importorskip("torch")
     assert _program(minigrad) == _program(torch)
+
+
+# --- a second backward through a graph whose saved values were freed --------------------------------
+SECOND_BACKWARD = {  # expression -> does PyTorch 2.13 raise on the second y.backward()?
+    "x * 2": True, "2 * x": True, "x / 2": True, "x * T.ones(3)": True, "x.exp()": True, "x ** 2": True,
+    "2 / x": True, "x + 1": False, "x - 1": False, "-x": False, "x.view(3)": False, "x": False,
+}
+
+
+def _second_backward_raises(T, expr: str) -> bool:
+    x = T.ones(3, requires_grad=True)
+    y = eval(expr, {"T": T, "x": x}).sum()
+    y.backward()
+    try:
+        y.backward()
+    except RuntimeError as e:
+        assert str(e).startswith("Trying to backward through the graph a second time")
+        return True
+    return False
+
+
+@pytest.mark.parametrize("expr", sorted(SECOND_BACKWARD))
+def test_second_backward_raises_where_pytorch_does(expr):
+    # x * 2 and x / 2 save their number as PyTorch's MulBackward0 / DivBackward0 save `other`
+    assert _second_backward_raises(minigrad, expr) is SECOND_BACKWARD[expr]
+
+
+@pytest.mark.parametrize("expr", sorted(SECOND_BACKWARD))
+def test_second_backward_table_is_pytorchs(expr):
+    torch = pytest.importorskip("torch")
+    assert _second_backward_raises(torch, expr) is SECOND_BACKWARD[expr]
+
+
+def test_retain_graph_allows_a_second_backward_through_a_number_operand():
+    x = minigrad.ones(3, requires_grad=True)
+    y = (x * 2 / 4).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.full(3, 1.0))
+
+
+# --- autograd.grad runs only the nodes (and hooks) that lead to its inputs -----------------------------
+def _hooks_run_by_autograd_grad(T):
+    x, w = T.ones(3, requires_grad=True), T.ones(3, requires_grad=True)
+    calls = []
+    a = x * 2
+    a.register_hook(lambda g: calls.append("a"))  # on the path to x
+    b = w * 3
+    b.register_hook(lambda g: calls.append("b"))  # only on the path to w, which is not asked for
+    w.register_hook(lambda g: calls.append("w"))
+    (gx,) = T.autograd.grad((a * b).sum(), x)
+    (ga,) = T.autograd.grad((a * b * 5).sum(), a)  # a captured non-leaf: its hook runs before capture
+    return calls, gx.tolist(), ga.tolist()
+
+
+def test_autograd_grad_skips_hooks_of_nodes_it_does_not_need():
+    assert _hooks_run_by_autograd_grad(minigrad) == (["a", "a"], [6.0] * 3, [15.0] * 3)
+
+
+def test_autograd_grad_hooks_match_torch():
+    torch = pytest.importorskip("torch")
+    assert _hooks_run_by_autograd_grad(minigrad) == _hooks_run_by_autograd_grad(torch)
+
+
+# --- calling a node by hand: y.grad_fn(grad) -----------------------------------------------------------
+def _call_nodes(T) -> list:
+    out = []
+
+    def attempt(f):
+        try:
+            out.append(repr(f()))
+        except Exception as e:  # noqa: BLE001 - the type and first line are compared
+            out.append(f"{type(e).__name__}: {str(e).splitlines()[0]}")
+
+    x, w = T.tensor([1.0, 2.0, 3.0], requires_grad=True), T.tensor([2.0, 2.0, 2.0], requires_grad=True)
+    for y in (x * 2, x * T.ones(3), x + w, x.exp(), (x * w).sum(), 2 * x, x - 1, x.reshape(1, 3) + T.ones(2, 1)):
+        attempt(lambda: y.grad_fn(T.ones_like(y)))  # noqa: B023 - called at once
+    y = x * w
+    attempt(lambda: y.grad_fn(T.ones(3)))                   # recorded: grad mode is on
+    attempt(lambda: y.grad_fn(T.ones(3), T.ones(3)))        # one gradient per output
+    attempt(lambda: y.grad_fn())
+    with T.no_grad():
+        attempt(lambda: y.grad_fn(T.ones(3)))
+    s = (x * w).sum()
+    s.backward()
+    attempt(lambda: s.grad_fn.next_functions[0][0](T.ones(3)))  # MulBackward0's saved tensors are freed
+    attempt(lambda: ((x * 2).grad_fn.next_functions[0][0](T.ones(3)), x.grad))  # AccumulateGrad adds into .grad
+
+    class Double(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    attempt(lambda: Double.apply(x).grad_fn(T.ones(3)))  # a custom Function's node is not callable
+    return out
+
+
+def test_calling_a_built_in_node_runs_its_backward():
+    out = _call_nodes(minigrad)
+    assert out[0] == "(tensor([2., 2., 2.]), None)"                          # x * 2: the number's slot is None
+    assert out[4] == "tensor([1., 1., 1.])"                                  # one input: the tensor alone
+    assert out[7].startswith("(tensor([[1., 1., 1.],")                       # not summed over broadcast dims
+    assert out[9] == "TypeError: expected 1 arguments, got 2 instead"
+    assert out[12].startswith("RuntimeError: Trying to backward through the graph a second time")
+    assert out[13] == "((), tensor([3., 3., 3.]))"
+    assert out[14] == "TypeError: 'DoubleBackward' object is not callable"
+
+
+def test_calling_nodes_matches_torch():
+    torch = pytest.importorskip("torch")
+    assert _call_nodes(minigrad) == _call_nodes(torch)

@@ -151,10 +151,14 @@ class MulScalar(Function):
     @staticmethod
     def forward(ctx, a, c):
         ctx.c = c
+        # PyTorch saves the number (as the tensor `other`): freed by backward, so a second backward
+        # raises; an empty save_for_backward gives this node the same life cycle.
+        ctx.save_for_backward()
         return _wrap(_scalar_result(a._data * c, a._data))
 
     @staticmethod
     def backward(ctx, g):
+        ctx._tensors_saved_for_backward  # raises if the first backward freed this node's saved state
         if not _GradMode.enabled:
             return _wrap(_scalar_result(g._data * ctx.c, g._data)), None
         return g * ctx.c, None
@@ -191,10 +195,12 @@ class DivScalar(Function):
     @staticmethod
     def forward(ctx, a, c):
         ctx.c = c
+        ctx.save_for_backward()  # as MulScalar: a second backward raises, as in PyTorch
         return _wrap(_scalar_result(a._data / c, a._data))
 
     @staticmethod
     def backward(ctx, g):
+        ctx._tensors_saved_for_backward  # raises if the first backward freed this node's saved state
         return g / ctx.c, None
 
 

@@ -168,6 +168,8 @@ def _run(roots: Sequence[Tensor], root_grads: list, retain_graph: bool, create_g
                     results = (results,)
             else:
                 multi = node._n_outputs > 1
+                if capture is not None and node not in runnable and node not in capture:
+                    continue  # leads to no input of autograd.grad: PyTorch runs neither it nor its hooks
                 if node._hooked:
                     buf = _run_tensor_hooks(node, buf, multi)
                 if capture is not None:

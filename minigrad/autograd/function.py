@@ -317,6 +317,45 @@ class AccumulateGrad(BackwardNode):
 AccumulateGrad.__name__ = "AccumulateGrad"
 
 
+def _call_builtin_node(node, *grads):
+    """``y.grad_fn(grad)``: run one built-in node's backward by hand, as PyTorch's nodes allow.
+
+    One gradient per output of the node; returns the gradient for each of its next_functions
+    (a tuple, or the tensor alone when there is one), computed in the current grad mode and
+    not yet summed over broadcast dimensions (PyTorch's engine does that, not its nodes).
+    """
+    __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
+    from .engine import _call_backward
+
+    if len(grads) != node._n_outputs:
+        raise TypeError(f"expected {node._n_outputs} arguments, got {len(grads)} instead\n"
+                        f"{node.name()} has {node._n_outputs} output(s): pass one gradient for each.")
+    for k, g in enumerate(grads):
+        if g is not None and not isinstance(g, Tensor):
+            raise TypeError(f"{node.name()}(): gradient {k} must be a Tensor or None, not {type(g).__name__}")
+    results = _call_backward(node, grads)
+    edges = node._edges
+    keep = node._forward_cls._scalar_operands
+    out = []
+    for i, g in enumerate(results):
+        nxt = edges[4 * i]
+        if nxt is None and not keep:
+            continue  # not a tensor argument: not one of next_functions
+        out.append(g if nxt else None)  # as returned: the engine, not the node, sums broadcast gradients
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def _call_accumulate_grad(node, grad):
+    """``AccumulateGrad(grad)``: add ``grad`` into the leaf's ``.grad``, as PyTorch's node does."""
+    from .grad_mode import _GradMode
+
+    node._accumulate(grad, _GradMode.enabled and grad._rg)
+    return ()
+
+
+AccumulateGrad.__call__ = _call_accumulate_grad
+
+
 class _NotExposed:
     """``saved_tensors`` of a built-in node: absent, as on PyTorch's built-in nodes (tools such as torchviz
     tell custom nodes from built-in ones by it); their saved values are the ``_saved_*`` attributes."""
@@ -386,6 +425,7 @@ class Function:
         cls._backward_cls._fast = cls._builtin
         if cls._builtin:  # minigrad's own ops record through the lean path of _builtin.py
             _private_saved_tensors(cls)
+            cls._backward_cls.__call__ = _call_builtin_node  # custom nodes are not callable, as in PyTorch
             cls._backward_cls.saved_tensors = _BUILTIN_SAVED
             cls._backward_cls.save_for_backward = _trusted_save_for_backward
             cls._backward_cls._fast_backward = staticmethod(cls.backward)
