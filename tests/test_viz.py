@@ -323,7 +323,15 @@ def test_no_overlap_on_wide_and_deep_graphs():
 
 
 @pytest.mark.filterwarnings("ignore:draw_graph")  # the small figures make small text, on purpose
-def test_side_by_side_drawings_fit_their_axes():
+@pytest.mark.parametrize("dpi", [100, 90, 144])  # hinted text is wider at some dpis (CI drew at 90)
+def test_side_by_side_drawings_fit_their_axes(dpi):
+    import matplotlib.pyplot as plt
+
+    with matplotlib.rc_context({"figure.dpi": dpi}):
+        _side_by_side_drawings_fit()
+
+
+def _side_by_side_drawings_fit():
     import matplotlib.pyplot as plt
 
     graphs = [_random_graph(s) for s in (3, 7, 11)]
