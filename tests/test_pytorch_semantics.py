@@ -420,6 +420,12 @@ def _call_nodes(T) -> list:
             return g * 2
 
     attempt(lambda: Double.apply(x).grad_fn(T.ones(3)))  # a custom Function's node is not callable
+    m = T.tensor([[1.0, 5.0], [3.0, 2.0]], requires_grad=True)
+    v, _ = m.max(dim=0)
+    attempt(lambda: v.grad_fn(T.ones(2)))        # max's indices take no gradient: one argument
+    attempt(lambda: v.grad_fn(T.ones(2), None))
+    a, _ = m.unbind(0)
+    attempt(lambda: a.grad_fn(T.ones(2), None))  # unbind: one gradient per output, None allowed
     return out
 
 
@@ -432,6 +438,8 @@ def test_calling_a_built_in_node_runs_its_backward():
     assert out[12].startswith("RuntimeError: Trying to backward through the graph a second time")
     assert out[13] == "((), tensor([3., 3., 3.]))"
     assert out[14] == "TypeError: 'DoubleBackward' object is not callable"
+    assert out[15] == "tensor([[0., 1.],\n        [1., 0.]])"
+    assert out[16] == "TypeError: expected 1 arguments, got 2 instead"
 
 
 def test_calling_nodes_matches_torch():

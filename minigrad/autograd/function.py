@@ -327,12 +327,19 @@ def _call_builtin_node(node, *grads):
     __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
     from .engine import _call_backward
 
-    if len(grads) != node._n_outputs:
-        raise TypeError(f"expected {node._n_outputs} arguments, got {len(grads)} instead\n"
-                        f"{node.name()} has {node._n_outputs} output(s): pass one gradient for each.")
+    # Outputs that are not floating (max's and sort's indices) take no gradient, as in PyTorch.
+    meta = node._output_meta
+    no_grad = {k for k, (_, dtype) in enumerate(meta) if dtype.kind != "f"} if meta else set()
+    expected = node._n_outputs - len(no_grad)
+    if len(grads) != expected:
+        raise TypeError(f"expected {expected} arguments, got {len(grads)} instead\n"
+                        f"{node.name()} has {expected} differentiable output(s): pass one gradient for each.")
     for k, g in enumerate(grads):
         if g is not None and not isinstance(g, Tensor):
             raise TypeError(f"{node.name()}(): gradient {k} must be a Tensor or None, not {type(g).__name__}")
+    if no_grad:
+        given = iter(grads)
+        grads = tuple(None if k in no_grad else next(given) for k in range(node._n_outputs))
     results = _call_backward(node, grads)
     edges = node._edges
     keep = node._forward_cls._scalar_operands
