@@ -107,6 +107,22 @@ def test_accepted_definitions():
     assert len(p.load) == 6
 
 
+def test_unpacking_a_literal_in_a_class_body_is_loaded_and_anything_else_refused():
+    ok = ("from minigrad.autograd import Function\nclass Clamp(Function):\n    LOW, HIGH = 0.0, 1.0\n"
+          "    (A, B), C = (1, 2), 3\n")
+    p = _plan([ok], {"Clamp"})
+    assert p.unavailable == {} and [getattr(c.tree.body[i], "name", None) for c, i in p.load][-1] == "Clamp"
+    for body, why in (("LOW, HIGH = BOUNDS", "something other than a name"),  # iterating it could run code
+                      ("LOW, HIGH = (0.0, print('hi'))", "something other than a name"),
+                      ("x.y, HIGH = 0.0, 1.0", "something other than a name"),
+                      ("__eq__, HIGH = 0.0, 1.0", None)):
+        p = _plan([f"BOUNDS = (0.0, 1.0)\nclass Clamp:\n    {body}\n"], {"Clamp"})
+        if why is None:  # loadable, but a comparison hook: flagged as tampering
+            assert any("defines `__eq__`" in flag for flag in p.flags), p.flags
+        else:
+            assert why in p.unavailable["Clamp"], p.unavailable
+
+
 # ------------------------------------------------------------------------------------ screening
 @pytest.mark.parametrize("body, what", [
     ("import sys\n        return sys._getframe(1)", "_getframe"),

@@ -201,6 +201,13 @@ def _vet_class(node: ast.ClassDef) -> str | None:
     return None
 
 
+def _names_only(target) -> bool:
+    """A target that binds names only (``a`` or ``a, (b, c)``), nothing like ``x.y`` or ``x[0]``."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return all(_names_only(e) for e in target.elts)
+    return isinstance(target, ast.Name)
+
+
 def _vet_class_statement(stmt) -> str | None:
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
         if stmt.name in LOADTIME_HOOKS:
@@ -216,6 +223,9 @@ def _vet_class_statement(stmt) -> str | None:
         if value is None:
             return None
         if not all(isinstance(t, ast.Name) for t in targets):
+            # `LOW, HIGH = 0.0, 1.0`: unpacking a literal runs no code; unpacking anything else could.
+            if all(_names_only(t) for t in targets) and _literal(value):
+                return None
             return "an assignment to something other than a name in the class body"
         if isinstance(value, ast.Lambda):
             return _vet_args(value.args)
