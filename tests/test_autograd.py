@@ -967,6 +967,44 @@ def test_fresh_gradient_is_taken_without_copy_and_stays_writable():
         w.grad.mul_(0.5)  # in-place on .grad works (e.g. gradient clipping)
 
 
+class _TimesTwoKeepsARef(Function):
+    """backward keeps a weak reference to the array it returns, so a test can see whether .grad is it."""
+
+    made: list = []
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        out = minigrad.from_numpy(g.numpy() * 2.0)
+        _TimesTwoKeepsARef.made.append(weakref.ref(out.numpy()))
+        return out
+
+
+@pytest.mark.parametrize("last_op", ["built-in", "custom"])
+def test_the_last_gradient_of_a_backward_reaches_its_leaf_without_a_copy(last_op):
+    # The leaf's AccumulateGrad is the last node to run: nothing of the engine's loop may still hold the
+    # gradient array, or AccumulateGrad sees a second reference and copies (it once did: 2x the memory).
+    import tracemalloc
+
+    n = 200_000
+    x = minigrad.ones(n, dtype=minigrad.float64, requires_grad=True)
+    y = (x * 2).sum() if last_op == "built-in" else _TimesTwoKeepsARef.apply(x).sum()
+    tracemalloc.start()
+    try:
+        y.backward()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert x.grad.tolist()[:2] == [2.0, 2.0]
+    size = x.detach().numpy().nbytes
+    assert peak < 1.5 * size, f"backward peaked at {peak / size:.2f}x the gradient's size"
+    if last_op == "custom":
+        assert _TimesTwoKeepsARef.made[-1]() is x.grad.numpy()  # .grad holds the very array backward returned
+
+
 def test_relu_gradient_at_zero_and_nan_follows_pytorch():
     # PyTorch's threshold_backward: 0 where relu's output <= 0, else the incoming gradient. At x == 0 the
     # gradient is 0; at NaN (NaN <= 0 is false) it passes through.
