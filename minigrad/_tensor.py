@@ -247,9 +247,7 @@ class Tensor:
                  create_graph: bool = False, inputs=None) -> None:
         """Compute the gradient of this tensor w.r.t. graph leaves and accumulate it in their ``.grad``."""
         __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
-        from .autograd.engine import backward
-
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        _engine_backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self) -> "Tensor":
         """A tensor sharing this data (and its version counter) that is out of the graph."""
@@ -704,4 +702,5 @@ class RemovableHandle:
 from . import _ops  # noqa: E402  (the op catalogue needs Tensor defined first)
 from .autograd._builtin import _apply_first, _apply_pair  # noqa: E402  (the operators' hot path)
 from .autograd.function import AccumulateGrad as _AccumulateGrad  # noqa: E402
+from .autograd.engine import backward as _engine_backward  # noqa: E402  (no import per backward(): 1 us)
 from . import _printing  # noqa: E402

@@ -7,6 +7,7 @@ import numpy as np
 
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.function import Function
+from ..autograd.grad_mode import _GradMode
 
 _wrap = Tensor._wrap
 
@@ -69,6 +70,8 @@ class Sum(Function):
 
     @staticmethod
     def backward(ctx, g):
+        if not _GradMode.enabled:  # the ordinary backward: NumPy's view directly, 10 us less than two ops
+            return _wrap(np.broadcast_to(g._data.reshape(ctx.kept), ctx.shape)), None, None
         return g.reshape(ctx.kept).expand(ctx.shape), None, None
 
 
@@ -92,6 +95,8 @@ class Mean(Function):
 
     @staticmethod
     def backward(ctx, g):
+        if not _GradMode.enabled:  # as Sum's
+            return _wrap(np.broadcast_to((g._data / ctx.n).reshape(ctx.kept), ctx.shape)), None, None
         return (g / ctx.n).reshape(ctx.kept).expand(ctx.shape), None, None
 
 
