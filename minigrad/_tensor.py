@@ -49,13 +49,6 @@ def _read_version(vc: bytes | bytearray) -> int:
     return int.from_bytes(vc, "little")
 
 
-def _bump(vc: bytearray) -> None:
-    if vc[0] != 255:
-        vc[0] += 1  # the low byte: no carry
-    else:
-        vc[:] = (int.from_bytes(vc, "little") + 1).to_bytes(8, "little")
-
-
 class Tensor:
     """An n-dimensional array that can record the operations applied to it."""
 
@@ -193,9 +186,9 @@ class Tensor:
         if vc is None:
             vc = self._vc = _new_counter()
         if vc[0] != 255:
-            vc[0] += 1  # _bump without the call (an optimizer bumps every parameter every step)
+            vc[0] += 1  # the low byte, no carry: the common case (an optimizer bumps every parameter every step)
         else:
-            _bump(vc)
+            vc[:] = (_read_version(vc) + 1).to_bytes(8, "little")
 
     def _get_extra(self, key: str, default: Any = None) -> Any:
         return default if self._extra is None else self._extra.get(key, default)

@@ -106,7 +106,7 @@ def _make_grads(tensors: Sequence[Tensor], grads: Sequence, where: str, create_g
                     "e.g. y.sum().backward()."
                 )
             d = t._data  # one element: np.array(1) is 1 us cheaper than np.ones_like
-            g = Tensor._wrap(np.array(1, d.dtype).reshape(d.shape) if d.shape else np.array(1, d.dtype))
+            g = Tensor._wrap(np.array(1, d.dtype).reshape(d.shape))
         else:
             if not isinstance(g, Tensor):
                 g = Tensor._wrap(np.asarray(g, dtype=t._data.dtype))

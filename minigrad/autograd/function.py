@@ -354,8 +354,6 @@ def _call_builtin_node(node, *grads):
 
 def _call_accumulate_grad(node, grad):
     """``AccumulateGrad(grad)``: add ``grad`` into the leaf's ``.grad``, as PyTorch's node does."""
-    from .grad_mode import _GradMode
-
     node._accumulate(grad, _GradMode.enabled and grad._rg)
     return ()
 
