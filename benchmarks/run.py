@@ -227,8 +227,8 @@ def _chain(lib, bench):
     return run
 
 
-def _mlp(lib, bench):
-    """The MLP training step, written once: minigrad and PyTorch take the same code."""
+def mlp_parts(lib, bench):
+    """The MLP of a benchmark, its data, its optimizer and its loss, as minigrad and PyTorch build them."""
     nn = lib.nn
     sizes, _, classes, dtype = MLP[bench]
     x, y, weights = _mlp_data(bench)
@@ -246,6 +246,12 @@ def _mlp(lib, bench):
     X, Y = lib.from_numpy(x), lib.from_numpy(y)
     opt = lib.optim.SGD(model.parameters(), lr=LR)
     loss_fn = nn.functional.cross_entropy if classes else nn.functional.mse_loss
+    return model, X, Y, opt, loss_fn
+
+
+def _mlp(lib, bench):
+    """The MLP training step, written once: minigrad and PyTorch take the same code."""
+    model, X, Y, opt, loss_fn = mlp_parts(lib, bench)
 
     def step():
         opt.zero_grad()

@@ -979,7 +979,7 @@ class _TimesTwoKeepsARef(Function):
     @staticmethod
     def backward(ctx, g):
         out = minigrad.from_numpy(g.numpy() * 2.0)
-        _TimesTwoKeepsARef.made.append(weakref.ref(out.numpy()))
+        _TimesTwoKeepsARef.made.append((weakref.ref(out), weakref.ref(out.numpy())))
         return out
 
 
@@ -1002,7 +1002,43 @@ def test_the_last_gradient_of_a_backward_reaches_its_leaf_without_a_copy(last_op
     size = x.detach().numpy().nbytes
     assert peak < 1.5 * size, f"backward peaked at {peak / size:.2f}x the gradient's size"
     if last_op == "custom":
-        assert _TimesTwoKeepsARef.made[-1]() is x.grad.numpy()  # .grad holds the very array backward returned
+        tensor, array = _TimesTwoKeepsARef.made[-1]
+        assert tensor() is x.grad and array() is x.grad.numpy()  # .grad is the very tensor backward returned
+
+
+def test_a_gradient_whose_array_someone_else_holds_is_copied_into_grad():
+    # .grad takes the gradient tensor itself only when nothing else holds it or its array: here backward
+    # returns two tensors on one array (one per leaf), and a hook keeps the tensor it was given.
+    class SameArrayTwice(Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            return a + b
+
+        @staticmethod
+        def backward(ctx, g):
+            arr = g.numpy().copy()
+            return minigrad.from_numpy(arr), minigrad.from_numpy(arr)
+
+    class SameTensorTwice(Function):  # the usual way to write an addition's backward
+        @staticmethod
+        def forward(ctx, a, b):
+            return a + b
+
+        @staticmethod
+        def backward(ctx, g):
+            g = g * 1  # a fresh tensor, sent to both leaves
+            return g, g
+
+    for fn in (SameArrayTwice, SameTensorTwice):
+        a, b = leaf(1.0, 2.0), leaf(3.0, 4.0)
+        fn.apply(a, b).sum().backward()
+        assert a.grad is not b.grad and not np.shares_memory(a.grad.numpy(), b.grad.numpy()), fn.__name__
+
+    kept = []
+    c = leaf(1.0, 2.0)
+    c.register_hook(lambda grad: kept.append(grad))
+    (c * 3).sum().backward()
+    assert kept[0] is not c.grad and not np.shares_memory(kept[0].numpy(), c.grad.numpy())
 
 
 def test_relu_gradient_at_zero_and_nan_follows_pytorch():

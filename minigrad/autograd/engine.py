@@ -211,9 +211,9 @@ def _run(roots: Sequence[Tensor], root_grads: list, retain_graph: bool, create_g
                                 heappush(queue, (-upcoming._seq, upcoming))
                                 upcoming = None
                 j += 4
-            # `arr` must not keep the last gradient alive: AccumulateGrad takes an array without
-            # copying it only when nothing else holds it (it counts the references).
-            arr = None
+            # The loop's variables must not keep this node's gradients alive: AccumulateGrad takes
+            # a gradient without copying it only when nothing else holds it (it counts references).
+            arr = g = results = None
     finally:
         _set_grad_mode(prev_mode)
     return found

@@ -297,15 +297,13 @@ class AccumulateGrad(BackwardNode):
                 var._grad = grad
                 return
             arr = grad._data
-            if not hooks and arr.base is None and arr.flags.writeable and sys.getrefcount(arr) == 3:
-                # Nothing else holds this freshly computed array (the refcount is: `arr`, the
-                # argument of getrefcount and grad._data), so .grad can take it without a copy,
-                # as PyTorch's AccumulateGrad does. The gradient tensor keeps a read-only view,
-                # so if it also flows to another leaf (e.g. x + y) that one copies.
-                view = arr.view()
-                view.flags.writeable = False
-                grad._data = view
-                var._grad = Tensor._wrap(arr)
+            if (not hooks and sys.getrefcount(grad) <= _HELD_BY_CALLER and sys.getrefcount(arr) <= _HELD_BY_ONE
+                    and arr.base is None and arr.flags.writeable):
+                # Nothing but the engine's loop holds this fresh gradient, and nothing but the
+                # gradient holds its array: .grad takes the tensor itself, without a copy, as
+                # PyTorch's AccumulateGrad does. A gradient that also flows to another leaf
+                # (x + y: the same tensor twice) or that anyone else holds is copied.
+                var._grad = grad
             else:
                 var._grad = Tensor._wrap(arr.copy())
         elif create_graph:
@@ -315,6 +313,27 @@ class AccumulateGrad(BackwardNode):
 
 
 AccumulateGrad.__name__ = "AccumulateGrad"
+
+
+def _refcount_in_callee(x) -> int:
+    return sys.getrefcount(x)
+
+
+def _unshared_refcounts() -> tuple[int, int]:
+    """What ``sys.getrefcount`` reports in ``_accumulate`` for a gradient that nobody else holds.
+
+    Measured in the same situation, not assumed (Python versions count differently): the gradient
+    is held by a variable of its caller (the engine's loop) and by the argument; its array by
+    the gradient and by a local variable.
+    """
+    grad = object()
+    held_by_caller = _refcount_in_callee(grad)
+    arr = object()
+    tensor = [arr]  # noqa: F841  (holds arr, as a Tensor's _data does)
+    return held_by_caller, sys.getrefcount(arr)
+
+
+_HELD_BY_CALLER, _HELD_BY_ONE = _unshared_refcounts()
 
 
 def _call_builtin_node(node, *grads):
