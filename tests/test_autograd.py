@@ -1034,6 +1034,19 @@ def test_a_gradient_whose_array_someone_else_holds_is_copied_into_grad():
         fn.apply(a, b).sum().backward()
         assert a.grad is not b.grad and not np.shares_memory(a.grad.numpy(), b.grad.numpy()), fn.__name__
 
+    class ReturnsALeaf(Function):  # backward returns a tensor that requires grad: .grad must not (as in PyTorch)
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return minigrad.ones(2, requires_grad=True)
+
+    a = leaf(1.0, 2.0)
+    ReturnsALeaf.apply(a).sum().backward()
+    assert not a.grad.requires_grad and a.grad.grad_fn is None and a.grad.tolist() == [1.0, 1.0]
+
     kept = []
     c = leaf(1.0, 2.0)
     c.register_hook(lambda grad: kept.append(grad))

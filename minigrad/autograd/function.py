@@ -298,11 +298,12 @@ class AccumulateGrad(BackwardNode):
                 return
             arr = grad._data
             if (not hooks and sys.getrefcount(grad) <= _HELD_BY_CALLER and sys.getrefcount(arr) <= _HELD_BY_ONE
-                    and arr.base is None and arr.flags.writeable):
+                    and arr.base is None and arr.flags.writeable and not grad._rg and grad._extra is None):
                 # Nothing but the engine's loop holds this fresh gradient, and nothing but the
                 # gradient holds its array: .grad takes the tensor itself, without a copy, as
                 # PyTorch's AccumulateGrad does. A gradient that also flows to another leaf
-                # (x + y: the same tensor twice) or that anyone else holds is copied.
+                # (x + y: the same tensor twice), that anyone else holds, or that carries autograd
+                # state of its own (a custom backward returned a tensor that requires grad) is copied.
                 var._grad = grad
             else:
                 var._grad = Tensor._wrap(arr.copy())
