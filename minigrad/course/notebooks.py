@@ -272,6 +272,168 @@ def student_text(md: str, keep_link=None) -> str:
     return text
 
 
+# ------------------------------------------------------- plain CommonMark for the student edition
+# Jupyter (Lab, Notebook, VS Code, Colab) renders Markdown cells as CommonMark: a MyST directive
+# (```{exercise} ...) shows there as a block of literal text and a role ({ref}`x`) as "{ref}" and
+# code. The student edition is opened in those, so its Markdown cells say the same thing in
+# plain Markdown (tests/test_student_markdown.py renders every released notebook to check it).
+_DIRECTIVE_OPEN = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,}|:{3,}|~{3,})\s*\{(?P<name>[\w:-]+)\}\s*(?P<arg>.*)$")
+_OPTION = re.compile(r"^\s*:(?P<key>[\w-]+):\s*(?P<value>.*)$")
+_ROLE = re.compile(r"\{(?P<name>[\w:-]+)\}`(?P<body>[^`]*)`")
+_TARGET = re.compile(r"^\s*\((?P<label>[^)\s]+)\)=\s*$")
+_ADMONITIONS = {"note": "Note", "tip": "Tip", "hint": "Hint", "important": "Important", "warning": "Warning",
+                "caution": "Caution", "attention": "Attention", "danger": "Danger", "error": "Error",
+                "seealso": "See also", "margin": "Aside", "sidebar": "Aside", "topic": "Topic",
+                "dropdown": "", "admonition": "", "card": ""}
+_TITLED = {"exercise", "solution"}
+
+
+def _role_text(name: str, body: str) -> str:
+    name = name.split(":")[-1]
+    explicit = re.match(r"^(?P<text>.*?)\s*<(?P<target>[^>]+)>$", body, re.S)
+    text = explicit.group("text") if explicit else body
+    if name in ("math", "eq"):
+        return f"${body}$" if name == "math" else f"({body})"
+    if name in ("sub", "sup"):
+        return f"<{name}>{body}</{name}>"
+    if name in ("code", "literal", "samp", "file", "command", "program", "kbd", "envvar", "option"):
+        return f"`{body}`"
+    if name == "abbr":
+        return re.sub(r"\s*\([^)]*\)\s*$", "", body)
+    if name in ("numref", "ref", "doc", "term", "any", "download", "eq", "cite", "prf:ref", "py:func",
+                "py:class", "py:meth", "func", "class", "meth", "attr", "mod", "obj"):
+        text = text.lstrip("~!")
+        if name.startswith("py:") or name in ("func", "class", "meth", "attr", "mod", "obj"):
+            return f"`{text}`"
+        if name == "numref" and explicit is None:
+            from .numbering import display_name
+            return display_name(body)
+        return text
+    return text
+
+
+def _plain_inline(line: str) -> str:
+    """Roles outside inline code made plain Markdown (``{ref}`label` `` -> ``label``)."""
+    parts = re.split(r"(`+[^`]*`+)", line)
+    out = []
+    i = 0
+    while i < len(parts):
+        part = parts[i]
+        # a role is "{name}" followed by a code span: join them before splitting on code spans
+        if i + 1 < len(parts) and re.search(r"\{[\w:-]+\}$", part) and parts[i + 1].startswith("`") \
+                and not parts[i + 1].startswith("``"):
+            m = re.search(r"\{([\w:-]+)\}$", part)
+            out.append(part[: m.start()] + _role_text(m.group(1), parts[i + 1][1:-1]))
+            i += 2
+            continue
+        out.append(part)
+        i += 1
+    return "".join(out)
+
+
+def _exercise_heading(arg: str, options: dict) -> str:
+    from .numbering import display_name
+
+    label = options.get("label", "")
+    name = display_name(label) if label else "Exercise"
+    title = arg.strip()
+    return f"### {name} ({title})" if title else f"### {name}"
+
+
+def plain_markdown(md: str) -> str:
+    """A Markdown cell in plain CommonMark, which Jupyter renders without a MyST extension.
+
+    - an ``{exercise}`` box: a heading "Exercise 3.1 (Leaky ReLU)" (the number computed from its
+      ``:label:``, as on the website) followed by the statement;
+    - an admonition (``{note}``, ``{warning}``, ``{admonition} Title``, ...): a block quote whose
+      first line is the bold title;
+    - ``{math}`` blocks: ``$$ ... $$``; ``{code-block}``/``{code-cell}``: a fenced code block;
+      ``{figure}``/``{image}``: an image; any other directive: its content;
+    - roles: their text (``{ref}`the kink <glossary-kink>` `` -> "the kink", ``{math}`x` `` -> ``$x$``);
+    - targets ``(label)=``, MyST comments ``% ...`` and block breaks ``+++``: dropped.
+    Plain code blocks (```python) are kept as they are; ``$...$`` math stays (Jupyter renders it).
+    """
+    lines = md.split("\n")
+    out: list[str] = []
+    i = 0
+    code_fence = None
+    while i < len(lines):
+        line = lines[i]
+        if code_fence is not None:
+            out.append(line)
+            if line.strip().startswith(code_fence) and line.strip().strip(code_fence[0]) == "":
+                code_fence = None
+            i += 1
+            continue
+        m = _DIRECTIVE_OPEN.match(line)
+        if m is None:
+            fm = _FENCE.match(line)
+            if fm:
+                code_fence = fm.group(1)
+                out.append(line)
+            elif _TARGET.match(line) or line.strip() == "+++" or re.match(r"^\s*%", line):
+                pass
+            else:
+                out.append(_plain_inline(line))
+            i += 1
+            continue
+        fence, name, arg = m.group("fence"), m.group("name"), m.group("arg").strip()
+        # the directive's extent: up to a closing fence of the same character, at least as long
+        j, body, options, in_options = i + 1, [], {}, True
+        while j < len(lines):
+            s = lines[j].strip()
+            if s and s[0] == fence[0] and set(s) == {fence[0]} and len(s) >= len(fence):
+                break
+            om = _OPTION.match(lines[j]) if in_options else None
+            if om:
+                options[om.group("key")] = om.group("value").strip()
+            else:
+                if in_options and s == "---":  # YAML options block (--- key: value ---)
+                    k = j + 1
+                    while k < len(lines) and lines[k].strip() != "---":
+                        km = re.match(r"\s*([\w-]+):\s*(.*)$", lines[k])
+                        if km:
+                            options[km.group(1)] = km.group(2).strip()
+                        k += 1
+                    j = k + 1
+                    in_options = False
+                    continue
+                in_options = False
+                body.append(lines[j])
+            j += 1
+        i = j + 1
+        while body and not body[0].strip():
+            body.pop(0)
+        while body and not body[-1].strip():
+            body.pop()
+        inner = plain_markdown("\n".join(body)).split("\n") if body else []
+        key = name.split(":")[-1]
+        if key in ("solution-start", "solution-end", "solution"):
+            continue  # solutions are not in the student edition
+        if key in _TITLED or key.startswith("exercise"):
+            out += [_exercise_heading(arg, options), ""] + inner
+        elif key in ("math",):
+            out += ["$$", *body, "$$"]
+        elif key in ("code-block", "code", "code-cell", "sourcecode"):
+            out += ["```" + (arg.split()[0] if arg else ""), *body, "```"]
+        elif key in ("figure", "image"):
+            alt = options.get("alt", "")
+            out.append(f"![{alt}]({arg})")
+            if key == "figure" and inner:
+                out += [""] + inner
+        elif key in _ADMONITIONS or key.startswith("prf:"):
+            title = arg if key in ("admonition", "dropdown", "card") or (arg and key.startswith("prf:")) \
+                else (_ADMONITIONS.get(key) or key.split(":")[-1].capitalize()) + (f": {arg}" if arg else "")
+            quoted = ([f"> **{_plain_inline(title)}**", ">"] if title else []) + \
+                [("> " + x) if x.strip() else ">" for x in inner]
+            out += quoted
+        else:
+            out += inner
+        if i < len(lines) and lines[i].strip():
+            out.append("")  # a converted block ends with a blank line, as a directive did
+    return "\n".join(out)
+
+
 def make_student_notebook(nb, keep_link=None):
     """The student edition of one instructor notebook (a new notebook; ``nb`` is not modified)."""
     nb = copy.deepcopy(nb)
@@ -302,7 +464,7 @@ def make_student_notebook(nb, keep_link=None):
             if BEGIN_SOLUTION in cell.source:
                 cell.source, _ = stub_solution(cell.source)
                 cell.source = cell.source.replace("\n".join(STUB_LINES), "YOUR ANSWER HERE")
-            cell.source = student_text(cell.source, keep_link)
+            cell.source = plain_markdown(student_text(cell.source, keep_link))
             cells.append(cell)
             continue
         if cell.cell_type != "code":
