@@ -22,6 +22,7 @@ from .anomaly_mode import _Anomaly
 from .function import (_NEEDS, _NOT_TENSOR_EDGE, FunctionCtx, _leaf_node, _new, _next_seq,
                        _pack_saved, _record_edges, _record_saved, _user_stack, _wrap_outputs)
 from .grad_mode import _GRAD_OFF, _GradMode
+from .graph import _HOOKED, _pack_hooked
 
 
 def _builtin_apply(cls, *args):
@@ -82,7 +83,7 @@ def _apply_pair(cls, a: Tensor, b: Tensor):
         out.grad_fn = ctx
         out._rg = True
         saved = ctx._saved
-        if saved is not None:
+        if saved is not None and not (_HOOKED and _pack_hooked(ctx, saved)):
             for t in saved:
                 if t is not None and (t._vc is not None or t is out):
                     _pack_saved(ctx, saved)  # versions to record, or the output to keep as an array
@@ -115,7 +116,7 @@ def _apply_first(cls, a: Tensor, *rest):
         out.grad_fn = ctx
         out._rg = True
         saved = ctx._saved
-        if saved is not None:
+        if saved is not None and not (_HOOKED and _pack_hooked(ctx, saved)):
             if len(saved) == 1 and saved[0] is out:
                 # exp, relu, sigmoid, tanh, sqrt save only their fresh output (_pack_saved's first case,
                 # inline: 2 of the 5 ops of benchmark (a) skip a call)

@@ -31,6 +31,7 @@ from .._tensor import _AT_ZERO, RemovableHandle, Tensor, _new_counter, _read_ver
 from ._saved_attrs import install as _install_saved_attributes
 from .anomaly_mode import _Anomaly
 from .grad_mode import _GradMode, _set_grad_mode, no_grad
+from .graph import _HOOKED, _Packed, _pack_hooked
 
 _new = object.__new__
 _wrap = Tensor._wrap
@@ -105,6 +106,8 @@ class FunctionCtx:
         __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
         saved = self._saved
         if type(saved) is not tuple:
+            if saved.__class__ is _Packed:  # saved under saved_tensors_hooks: unpack_hook at every access
+                return saved.unpack(self)
             if saved is _FREED:
                 raise RuntimeError(
                     ERR_BACKWARD_TWICE + f"\n{self._who()}: its saved tensors were freed by the first "
@@ -614,6 +617,8 @@ def _record_saved(ctx, saved: tuple) -> None:
     An output of this node is kept as (array, version counter, output_nr), not as the tensor,
     which points back at the node through grad_fn: that cycle would outlive the graph.
     """
+    if _HOOKED and _pack_hooked(ctx, saved):  # saved_tensors_hooks are active (graph.py)
+        return
     ctx._saved = saved
     for t in saved:
         if t is not None and (t._vc is not None or t.grad_fn is ctx):
