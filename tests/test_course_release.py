@@ -160,3 +160,31 @@ def test_to_nbgrader_marks_answers_and_tests():
     assert "### BEGIN HIDDEN TESTS" in cube_test and "HIDDEN-CUBE-GRAD" in cube_test
     assert not any("solution-start" in c.source or "hidden-tests" in c.metadata.get("tags", []) for c in src.cells)
     assert len({m["grade_id"] for m in meta if m}) == 6  # nbgrader needs unique ids
+
+
+def test_stub_cell_that_calls_its_stubs_prints_a_hint_not_a_traceback(capsys):
+    """ReLU6's cell (chapter 3) ends with a gradcheck of the Function the student has not written
+    yet: in the student edition that call prints the check's one-line hint instead of raising
+    NotImplementedError through the engine (a 40-line traceback)."""
+    from minigrad.course.notebooks import STUB_HINT, guard_trailing_calls
+
+    instructor = nbformat.read(ROOT / "book" / "03_relu.ipynb", as_version=4)
+    student = make_student_notebook(instructor)
+    cell = next(c for c in student.cells if c.cell_type == "code" and "class ReLU6Function" in c.source)
+    assert "except NotImplementedError:" in cell.source and "gradcheck(ReLU6Function.apply" in cell.source
+    import minigrad
+    from minigrad.autograd import Function
+
+    ns = {"torch": minigrad, "Function": Function}
+    exec(compile(cell.source, "<stub cell>", "exec"), ns)        # does not raise
+    assert capsys.readouterr().out.strip() == STUB_HINT
+    # a cell whose stub raises at the top level, or that only defines, is left as it is
+    top = "x = 1\n# YOUR CODE HERE\nraise NotImplementedError()"
+    assert guard_trailing_calls(top) == top
+    only_defs = "def f(x):\n    # YOUR CODE HERE\n    raise NotImplementedError()"
+    assert guard_trailing_calls(only_defs) == only_defs
+    # once the stub is written, the guarded code runs as the student wrote it
+    filled = guard_trailing_calls("def f(x):\n    raise NotImplementedError()\n\nprint(f(2))").replace(
+        "raise NotImplementedError()\n", "return x + 1\n", 1)
+    exec(compile(filled, "<filled>", "exec"), {})
+    assert capsys.readouterr().out.strip() == "3"

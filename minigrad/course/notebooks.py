@@ -434,6 +434,41 @@ def plain_markdown(md: str) -> str:
     return "\n".join(out)
 
 
+#: what a stub cell prints when the code after its definitions calls them before they are written
+#: (the same hint as check()'s, in one line, instead of a traceback through the engine)
+STUB_HINT = ("✗ not attempted yet: your code raised NotImplementedError: replace the "
+             "`raise NotImplementedError()` stubs above with your solution, then run this cell again.")
+
+
+def guard_trailing_calls(src: str) -> str:
+    """A stub cell whose code, after the stubbed definitions, calls them (``print(gradcheck(F.apply,
+    ...))``) would end in a long traceback through the engine, since the stub raises
+    NotImplementedError. That code is wrapped in ``try``/``except NotImplementedError``, which
+    prints :data:`STUB_HINT`. Cells whose stub raises at the top level, or that only define, are
+    returned unchanged."""
+    import ast
+
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        return src
+    defs = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef, ast.Import, ast.ImportFrom)
+    if any(isinstance(n, ast.Raise) for n in tree.body):
+        return src  # the stub raises right here: a short traceback, and nothing after it runs
+    last_def = max((i for i, n in enumerate(tree.body) if isinstance(n, defs)), default=-1)
+    trailing = tree.body[last_def + 1:]
+    if last_def < 0 or not trailing or not any(isinstance(n, ast.Call) for t in trailing for n in ast.walk(t)):
+        return src
+    lines = src.split("\n")
+    start = trailing[0].lineno - 1
+    head, tail = lines[:start], lines[start:]
+    while tail and not tail[-1].strip():
+        tail.pop()
+    body = ["    " + x if x.strip() else x for x in tail]
+    return "\n".join(head + ["try:  # until the stubs above are written, they raise NotImplementedError"] + body
+                     + ["except NotImplementedError:", f'    print("{STUB_HINT}")'])
+
+
 def make_student_notebook(nb, keep_link=None):
     """The student edition of one instructor notebook (a new notebook; ``nb`` is not modified)."""
     nb = copy.deepcopy(nb)
@@ -477,6 +512,7 @@ def make_student_notebook(nb, keep_link=None):
             cell.source = rest
         if is_solution_code(cell):
             cell.source, _ = stub_solution(cell.source)
+            cell.source = guard_trailing_calls(cell.source)
             t = [x for x in tags(cell) if x not in ("solution", "remove-cell", "hide-input", "hide-cell")]
             if "raises-exception" not in t:
                 t.append("raises-exception")
