@@ -224,6 +224,27 @@ class Tensor:
             self._set_extra("hooks", hooks)
         return RemovableHandle(hooks, hook)
 
+    def register_post_accumulate_grad_hook(self, hook) -> "RemovableHandle":
+        """Call ``hook(self)`` after backward has accumulated a gradient into this leaf's ``.grad``.
+
+        The hook returns None (it may change ``self.grad`` in place, e.g. an optimizer step).
+        It runs when the leaf's AccumulateGrad node runs: after ``backward()`` and
+        ``backward(inputs=...)``, not after ``autograd.grad`` (which accumulates nothing).
+        """
+        if not self._rg:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError(
+                "post accumulate grad hooks cannot be registered on non-leaf tensors\n"
+                "Only a leaf has a .grad to accumulate into; for a tensor computed from others, use "
+                "register_hook(fn), which is called with its gradient.")
+        hooks = self._get_extra("post_accumulate_hooks")
+        if hooks is None:
+            hooks = {}
+            self._set_extra("post_accumulate_hooks", hooks)
+        _note_leaf_hook(self)  # backward() now runs PyTorch's node order (engine.py)
+        return RemovableHandle(hooks, hook)
+
     def _grad_accumulator(self):
         """The AccumulateGrad node of this leaf (one per leaf, held weakly: no cycle)."""
         extra = self._extra
@@ -696,4 +717,5 @@ from . import _ops  # noqa: E402  (the op catalogue needs Tensor defined first)
 from .autograd._builtin import _apply_first, _apply_pair  # noqa: E402  (the operators' hot path)
 from .autograd.function import AccumulateGrad as _AccumulateGrad  # noqa: E402
 from .autograd.engine import backward as _engine_backward  # noqa: E402  (no import per backward(): 1 us)
+from .autograd.engine import _note_leaf_hook  # noqa: E402
 from . import _printing  # noqa: E402

@@ -12,10 +12,18 @@
 3. Run the node's backward, check what it returned (number, type, shape; a broadcast
    input gets its gradient summed back to its shape), pass the results on.
 Saved tensors are freed as each node finishes, unless ``retain_graph``.
+
+The order of the ``AccumulateGrad`` nodes differs from PyTorch's: PyTorch gives each of them
+the largest sequence number (2**64 - 1), so a leaf's gradient is stored as soon as it is
+complete, which needs the dependency counts. Only a hook on a leaf can see that order, so
+``backward()`` runs PyTorch's rule exactly (``_run_in_torch_order``: counts, and a copy of the
+binary heap of its C++ ``std::priority_queue``, which decides between equal numbers) while a
+leaf has a hook, and the loop above otherwise.
 """
 from __future__ import annotations
 
 import warnings
+import weakref
 from heapq import heappop, heappush
 from typing import Sequence
 
@@ -43,8 +51,177 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
         for t, g in zip(inputs, found):
             if g is not None:
                 t._grad_accumulator()._accumulate(g, create_graph)
+                if t._extra is not None and t._extra.get("post_accumulate_hooks"):
+                    _run_post_accumulate_hooks(t)
+        return
+    if _LEAF_HOOKS and _leaf_hooks_remain():
+        _run_in_torch_order(tensors, grads, retain_graph, create_graph)
         return
     _run(tensors, grads, retain_graph, create_graph)
+
+
+# --- PyTorch's order, for graphs whose leaves may have hooks --------------------------------------
+# The leaves that have (or had) a hook: register_hook on a leaf, register_post_accumulate_grad_hook.
+# {id(leaf): weak reference} (a WeakSet would compare tensors with ==). While it is empty,
+# backward() pays one truth test for all of this.
+_LEAF_HOOKS: dict = {}
+_LAST = 2**64 - 1  # PyTorch's sequence number of every AccumulateGrad node (UINT64_MAX)
+
+
+def _note_leaf_hook(leaf: Tensor) -> None:
+    """Called when a hook is registered on a leaf: backward() then runs PyTorch's order."""
+    key = id(leaf)
+    if key not in _LEAF_HOOKS:
+        _LEAF_HOOKS[key] = weakref.ref(leaf, lambda ref: _LEAF_HOOKS.pop(key, None)
+                                       if _LEAF_HOOKS.get(key) is ref else None)
+
+
+def _leaf_hooks_remain() -> bool:
+    """Forget the leaves whose hooks were all removed; True if any leaf still has one."""
+    for key, ref in list(_LEAF_HOOKS.items()):
+        t = ref()
+        extra = t._extra if t is not None else None
+        if not (extra and (extra.get("hooks") or extra.get("post_accumulate_hooks"))):
+            del _LEAF_HOOKS[key]
+    return bool(_LEAF_HOOKS)
+
+
+def _run_post_accumulate_hooks(leaf: Tensor) -> None:
+    for hook in list(leaf._extra["post_accumulate_hooks"].values()):
+        result = hook(leaf)
+        if result is None:
+            continue
+        why = ("\nA post-accumulate-grad hook is called as hook(tensor) after tensor.grad was updated; it may "
+               "change tensor.grad in place, but must return None.")
+        if isinstance(result, Tensor):
+            raise RuntimeError("Tensor post accumulate grad hooks should return None." + why)
+        raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'" + why)
+
+
+def _heap_push(heap: list, item: tuple) -> None:
+    """std::push_heap (libstdc++), max-heap on item[0]: equal keys keep PyTorch's order."""
+    heap.append(item)
+    hole = len(heap) - 1
+    key = item[0]
+    while hole > 0:
+        parent = (hole - 1) >> 1
+        if not heap[parent][0] < key:
+            break
+        heap[hole] = heap[parent]
+        hole = parent
+    heap[hole] = item
+
+
+def _heap_pop(heap: list) -> tuple:
+    """std::pop_heap + pop_back (libstdc++): the top item, the rest re-heaped the same way."""
+    top = heap[0]
+    value = heap.pop()
+    n = len(heap)
+    if not n:
+        return top
+    hole, child = 0, 0
+    while child < (n - 1) >> 1:  # __adjust_heap: move the hole down to a leaf, larger child first
+        child = 2 * (child + 1)
+        if heap[child][0] < heap[child - 1][0]:
+            child -= 1
+        heap[hole] = heap[child]
+        hole = child
+    if not n & 1 and child == (n - 2) >> 1:
+        child = 2 * (child + 1)
+        heap[hole] = heap[child - 1]
+        hole = child - 1
+    key = value[0]
+    while hole > 0:  # then __push_heap the last item back up from there
+        parent = (hole - 1) >> 1
+        if not heap[parent][0] < key:
+            break
+        heap[hole] = heap[parent]
+        hole = parent
+    heap[hole] = value
+    return top
+
+
+def _run_in_torch_order(roots: Sequence[Tensor], root_grads: list, retain_graph: bool,
+                        create_graph: bool) -> None:
+    """backward() in exactly PyTorch's node order (engine.cpp), for graphs whose leaves have hooks.
+
+    First count, for every node, the edges that point to it; a node is ready when all of them
+    have delivered. The ready queue pops the highest sequence number, and AccumulateGrad has
+    the highest possible one: a leaf's hooks and accumulation run as soon as its gradient is
+    complete. Several roots hang under one root node, as PyTorch's GraphRoot.
+    """
+    __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
+    root_edges = [(t.grad_fn, t._output_nr) if t.grad_fn is not None else (t._grad_accumulator(), 0)
+                  for t in roots]
+    counts: dict = {}
+    for node, _ in root_edges:
+        counts[node] = counts.get(node, 0) + 1
+    stack = list(counts)
+    seen = set(stack)
+    while stack:  # the counting pass
+        for nxt in stack.pop()._edges[::4]:
+            if nxt:
+                if nxt in counts:
+                    counts[nxt] += 1
+                else:
+                    counts[nxt] = 1
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+
+    buffers: dict = {}
+    ready: list = []
+
+    def deliver(nxt, nr: int, g) -> None:
+        if g is not None:
+            _add_to_buffer(buffers, nxt, nr, g)
+        counts[nxt] -= 1
+        if not counts[nxt]:
+            _heap_push(ready, (_LAST if nxt.__class__ is AccumulateGrad else nxt._seq, nxt))
+
+    if len(root_edges) == 1:  # PyTorch starts at the root's node itself ...
+        (node, nr), = root_edges
+        _add_to_buffer(buffers, node, nr, root_grads[0])
+        ready.append((0, node))
+    else:  # ... or at a GraphRoot, the newest node, whose outputs are the roots' gradients
+        for (node, nr), g in zip(root_edges, root_grads):
+            deliver(node, nr, g)
+
+    prev_mode = _set_grad_mode(bool(create_graph))
+    try:
+        while ready:
+            node = _heap_pop(ready)[1]
+            buf = buffers.pop(node, None)
+            multi = node._n_outputs > 1
+            if buf is not None and multi and all(g is None for g in buf):
+                buf = None
+            if node.__class__ is AccumulateGrad:
+                if buf is not None:
+                    node._accumulate(buf, create_graph)  # its leaf's register_hook hooks, then .grad
+                    extra = node.variable._extra
+                    if extra is not None and extra.get("post_accumulate_hooks"):
+                        _run_post_accumulate_hooks(node.variable)
+                buf = None
+                continue
+            edges = node._edges
+            if buf is None:  # no gradient reached it: it sends none, but its edges still count
+                results = (None,) * (len(edges) >> 2)
+            else:
+                if node._hooked:
+                    buf = _run_tensor_hooks(node, buf, multi)
+                results = _call_backward(node, buf if multi else (buf,))
+                if not retain_graph and node._saved is not None:
+                    node._saved = _FREED
+            buf = None
+            for j, g in zip(range(0, len(edges), 4), results):
+                nxt = edges[j]
+                if nxt:
+                    if g is not None and (g._data.shape != edges[j + 2] or g._data.dtype is not edges[j + 3]):
+                        g = _fix_grad(node, j >> 2, g, edges[j + 2], edges[j + 3])
+                    deliver(nxt, edges[j + 1], g)
+            g = results = None  # AccumulateGrad may take a gradient that nothing else holds
+    finally:
+        _set_grad_mode(prev_mode)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, create_graph: bool = False,
