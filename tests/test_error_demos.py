@@ -298,7 +298,13 @@ def test_expect_error_shows_the_error_and_fails_when_none_comes(capsys):
         raise ValueError("silent")
     with expect_error(ValueError, show="message"):
         raise ValueError("one\ntwo")
-    assert capsys.readouterr().out == "ValueError\nValueError: LOUD\nValueError:\none\ntwo\n"
+    with expect_error(ValueError, show=lambda m: m.split("\n\n")[0]):
+        raise ValueError("matrix:\n  [[1.0,  0.0],\n   [0.0,  1.0]]\n\nmore")
+    assert capsys.readouterr().out == ("ValueError\nValueError: LOUD\nValueError: one\ntwo\n"
+                                       "ValueError: matrix:\n  [[1.0,  0.0],\n   [0.0,  1.0]]\n")
+    with expect_error(ValueError):
+        raise ValueError("word " * 30)
+    assert [len(line) <= 76 for line in capsys.readouterr().out.splitlines()] == [True, True, True]
     with pytest.raises(ValueError, match="show must be"):
         expect_error(ValueError, show="everything")
     with pytest.raises(TypeError, match="exception class"):

@@ -8,7 +8,7 @@ A cell whose point is an exception shows it with :func:`expect_error`::
         ScaleByForgetsK.apply(x, 5.0).sum().backward()
 
 prints ``RuntimeError: function ScaleByForgetsKBackward returned an incorrect number ...`` (the
-type and the first line of the message, wrapped at 76 columns) and lets the cell go on. When
+type and the first line of the message; a line longer than 76 columns is wrapped) and lets the cell go on. When
 nothing is raised, the demonstration is wrong, and the cell fails with
 ``AssertionError: expected RuntimeError, but nothing was raised``; an exception of another type
 is not caught. A warning is shown the same way::
@@ -41,20 +41,25 @@ def _first_line(text: str) -> str:
     return lines[0].strip() if lines else ""
 
 
+def _wrap(text: str) -> str:
+    """Each line wrapped at WIDTH columns on its own (a printed matrix keeps its layout)."""
+    return "\n".join(line if len(line) <= WIDTH else textwrap.fill(line, WIDTH)
+                     for line in text.splitlines())
+
+
 def _render(name: str, text: str, show) -> str | None:
     """What a demonstration prints: None for nothing."""
     if show is False or show is None:
         return None
     if callable(show):
         text = show(text)
-        return textwrap.fill(f"{name}: {text}", WIDTH) if text is not None else None
+        return None if text is None else _wrap(f"{name}: {text}")
     if show == "type":
         return name
     if show == "line":
-        return textwrap.fill(f"{name}: {_first_line(text)}", WIDTH)
+        return _wrap(f"{name}: {_first_line(text)}")
     if show == "message":
-        paragraphs = [textwrap.fill(line, WIDTH) if line.strip() else "" for line in str(text).splitlines()]
-        return f"{name}:\n" + "\n".join(paragraphs).strip("\n")
+        return _wrap(f"{name}: {str(text).strip()}")
     raise ValueError(f"show must be 'line', 'type', 'message', False or a function of the message, not {show!r}")
 
 
