@@ -1,0 +1,113 @@
+"""The worker's side of the grading bridge: ``python -m minigrad.course._worker`` in the sandbox.
+
+Why a separate process: the student's code must run where nothing of the judgement is. The
+worker holds the real student objects (loaded the way ``_checker`` loads them: the vetted
+``def``/``class`` statements, then the kernel's values) and answers the judge's requests about
+them (``_bridge.Peer`` does the answering); it never sees a check, a hidden test or a reference
+solution, only the inputs the judge chooses. Whatever the student's code writes to any file
+descriptor can at most break the framing, which the judge reports as a ProtocolError (never a pass).
+
+Process protocol: the first frame on ``read_fd`` is the set-up ``{"load": [...], "values": {...}}``
+(``load`` as ``_extract.plan`` makes it, ``values`` encoded by ``_values``); then requests, one
+reply each, until the judge closes its end.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from . import _bridge_wire as wire
+from ._bridge import PipeTransport, Peer
+
+LOAD_ERROR = "__load_error__"  # the name under which the judge can read why loading failed (or None)
+
+
+class Worker(Peer):
+    """The worker's peer: any object crosses as a handle; every request op is answered."""
+
+    def __init__(self, namespace: dict, load_error: str | None = None):
+        super().__init__(None, exports="all")
+        self.namespace = dict(namespace)
+        self.namespace[LOAD_ERROR] = load_error
+
+
+def load_namespace(load: list, values: dict) -> tuple[dict, str | None]:
+    """The student's namespace as the checker builds it: the vetted definitions, then the values.
+
+    Returns (namespace, error text or None). ``load`` items: ``source``, ``filename``, ``stmts``
+    (indices of top-level statements), ``label``; ``values``: already decoded.
+    """
+    import builtins
+
+    from ._checker import _load_definitions
+
+    ns: dict = {"__builtins__": builtins, "__name__": "__main__"}
+    ns.update(values)
+    error = _load_definitions(ns, load)
+    ns.update(values)  # the kernel's values win over earlier definitions of the same name
+    return {k: v for k, v in ns.items() if not k.startswith("__")}, error
+
+
+def make_worker(load: list, values: dict) -> Worker:
+    ns, error = load_namespace(load, values)
+    return Worker(ns, error)
+
+
+def serve(read_fd: int, write_fd: int, load: list, values: dict, timeout: float | None = None) -> None:
+    """Load the student's definitions, then answer requests on ``read_fd`` until it closes."""
+    worker = make_worker(load, values)
+    transport = PipeTransport(read_fd, write_fd, timeout)
+    worker.send = transport.send
+    transport.on_request = worker.handle
+    transport.serve_forever()
+
+
+def _setup(msg: Any) -> tuple[list, dict]:
+    """The set-up frame, checked: the statements to load and the kernel's values."""
+    from . import _values
+
+    if type(msg) is not dict or set(msg) != {"load", "values"}:
+        raise wire.ProtocolError("set-up: expected {'load': [...], 'values': {...}}")
+    load = msg["load"]
+    if type(load) is not list or not all(type(i) is dict and set(i) == {"source", "filename", "stmts", "label"}
+                                         for i in load):
+        raise wire.ProtocolError("set-up: malformed 'load'")
+    if type(msg["values"]) is not dict:
+        raise wire.ProtocolError("set-up: malformed 'values'")
+    values = {}
+    for name, enc in msg["values"].items():
+        try:
+            values[name] = _values.decode(enc)
+        except (ValueError, TypeError, KeyError):
+            pass
+    return load, values
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m minigrad.course._worker [READ_FD WRITE_FD]`` (default: stdin and a private stdout)."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv:
+        read_fd, write_fd = int(argv[0]), int(argv[1])
+    else:
+        read_fd = 0
+        write_fd = os.dup(1)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)  # what the student prints is not a frame
+        if not os.environ.get("MINIGRAD_COURSE_DEBUG"):
+            os.dup2(devnull, 2)
+        os.close(devnull)
+    sys.stdout = open(os.devnull, "w")
+    import minigrad  # noqa: F401  (before the student's code)
+
+    io = wire.FrameIO(read_fd, write_fd)
+    msg = io.read()
+    if msg is None:
+        os._exit(0)
+    load, values = _setup(msg)
+    serve(read_fd, write_fd, load, values)
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
