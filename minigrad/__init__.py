@@ -39,6 +39,7 @@ from ._ops import (abs, absolute, acos, acosh, add, addmm, addmv, amax, amin, am
 from ._ops.comparison import all, any  # noqa: A004
 from ._ops.elementwise import round  # noqa: A004
 from ._ops.matrix import solve as _solve  # noqa: F401  (minigrad.linalg.solve)
+from ._generator import Generator
 from ._printing import get_printoptions, set_printoptions
 from .jit import compile  # noqa: A004
 
@@ -49,8 +50,8 @@ from ._unsupported import install_tensor_stubs as _stubs  # noqa: E402  (last: a
 _stubs(Tensor)
 
 # Modules loaded on first use (`import minigrad` needs only NumPy): nn, optim and viz, and the
-# stand-ins for PyTorch's device and compiler namespaces.
-_LAZY = ("nn", "optim", "viz", "linalg", "cuda", "backends", "accelerator", "jit")
+# stand-ins for PyTorch's device and compiler namespaces, and utils (checkpoint, data).
+_LAZY = ("nn", "optim", "viz", "linalg", "cuda", "backends", "accelerator", "jit", "utils")
 
 
 def __getattr__(name: str):
