@@ -42,6 +42,9 @@ TAG = "minigrad-install"  # marks the cell, so that this script finds it again
 TAGS = ["hide-input", TAG, "minigrad-only"]
 # import names of the `book` extra's distributions, where they differ from the distribution name
 IMPORT_NAMES = {"scikit-learn": "sklearn", "pillow": "PIL", "pyyaml": "yaml"}
+# distributions of the `book` extra that no notebook imports (the kernel itself; a JupyterLab
+# extension): the install cell does not wait for them to be importable
+NOT_IMPORTED = {"ipykernel", "jupyterlab_myst"}
 
 TEMPLATE = '''\
 # Sets up minigrad, the engine of this course (package {dist}).
@@ -94,10 +97,13 @@ def _setup(dist="{dist}", version="{version}", extra="{extra}",
         tries += [(name, here + [spec]),  # offline: what it needs is here
                   (name, [spec])]  # what it needs from the package index
     tries.append(("the package index", [f"{{dist}}[{{extra}}]=={{version}}"]))
+    said = ""  # what pip said the last time: why the package index failed
     for source, args in tries:
-        pip = [sys.executable, "-m", "pip", "install", "--quiet", *args]
-        done = subprocess.run(pip, capture_output=True).returncode == 0
-        if done and ready(forget=True):
+        pip = [sys.executable, "-m", "pip", "install", "--quiet",
+               "--retries", "1", "--timeout", "20", *args]
+        run = subprocess.run(pip, capture_output=True, text=True)
+        said = run.stdout + run.stderr
+        if run.returncode == 0 and ready(forget=True):
             print(f"Installed {{dist}} {{version}} from {{source}}.")
             return
 
@@ -112,12 +118,20 @@ def _setup(dist="{dist}", version="{version}", extra="{extra}",
         what = " and ".join(missing)
     elif have:
         what += f" (found minigrad {{have}}, which this book cannot use)"
-    raise SetupError(
-        f"Could not install {{what}}: put the course's wheel "
-        f"{{prefix}}{{version}}-py3-none-any.whl next to this notebook, "
-        f"or give this Jupyter internet access "
-        f"(pip install \\"{{dist}}[{{extra}}]=={{version}}\\"), "
-        "then run this cell again.")
+    wheel = f"{{prefix}}{{version}}-py3-none-any.whl"
+    get = (f"download the course's wheel {{wheel}} (the link on the "
+           "first page of the course website), put it next to this "
+           "notebook")
+    offline = re.search(r"[Cc]onnection|resolution|unreachable"
+                        r"|timed? ?out|[Pp]roxy|SSL", said)
+    if "No matching distribution" in said and not offline:
+        why = f"{{dist}} {{version}} is not on the package index yet, so "
+    else:  # no internet: the wheel, or the index once it can be reached
+        why = ""
+        get += (" or give this Jupyter internet access (pip install "
+                f"\\"{{dist}}[{{extra}}]=={{version}}\\")")
+    raise SetupError(f"Could not install {{what}}: {{why}}{{get}}, "
+                     "then run this cell again.")
 
 
 _setup()
@@ -137,7 +151,8 @@ def package_facts(root: Path = ROOT) -> dict:
     version_src = (root / "minigrad" / "_version.py").read_text()
     version = next(node.value.value for node in ast.parse(version_src).body
                    if isinstance(node, ast.Assign) and node.targets[0].id == "__version__")
-    imports = import_names(project.get("optional-dependencies", {}).get("book", []))
+    book = project.get("optional-dependencies", {}).get("book", [])
+    imports = tuple(m for m in import_names(book) if m not in NOT_IMPORTED)
     needs = "(" + ", ".join(f'"{m}"' for m in imports) + ("," if len(imports) == 1 else "") + ")"
     return {"dist": project["name"], "version": version, "extra": "book", "needs": needs}
 
@@ -155,22 +170,38 @@ def _is_install_cell(cell) -> bool:
     return "import minigrad" in src and "pip install" in src  # an install cell from before this script
 
 
-def apply(nb, source: str) -> str | None:
-    """Make ``nb``'s first code cell the install cell. Returns what changed, or None."""
+LEGACY_ID = "install-minigrad"  # the id this script once gave every inserted cell
+
+
+def cell_id(name: str | None) -> str:
+    """The install cell's id in notebook ``name`` (its stem): unique across the book, so that
+    cells of several chapters put together (tests/test_exercise_catalogue.py) keep unique ids."""
+    stem = re.sub(r"[^A-Za-z0-9_-]", "-", name or "notebook")
+    return f"{LEGACY_ID}-{stem}"[:64]
+
+
+def apply(nb, source: str, name: str | None = None) -> str | None:
+    """Make ``nb``'s first code cell the install cell. Returns what changed, or None.
+
+    ``name`` (the notebook's stem) makes the id of an inserted cell unique across the book, and
+    renames a cell that still has the id every notebook once got."""
     first = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code"), None)
     if first is not None and _is_install_cell(nb.cells[first]):
         cell = nb.cells[first]
         tags = list(cell.metadata.get("tags", []))
         want_tags = TAGS + [t for t in tags if t not in TAGS]
+        renamed = name is not None and cell.get("id") == LEGACY_ID
+        if renamed:
+            cell.id = cell_id(name)
         if cell.source == source and tags == want_tags:
-            return None
+            return "updated" if renamed else None
         if cell.source != source:
             cell.source = source
             cell.outputs = []  # it prints nothing where minigrad is installed (the book's own run)
         cell.metadata["tags"] = want_tags
         return "updated"
     cell = nbformat.v4.new_code_cell(source, metadata={"tags": list(TAGS)})
-    cell.id = "install-minigrad"
+    cell.id = cell_id(name)
     nb.cells.insert(first if first is not None else min(1, len(nb.cells)), cell)
     return "inserted"
 
@@ -185,7 +216,7 @@ def main(argv=None) -> int:
     drift = []
     for path in paths:
         nb = nbformat.read(path, as_version=4)
-        change = apply(nb, source)
+        change = apply(nb, source, path.stem)
         if change is None:
             continue
         rel = _rel(path)

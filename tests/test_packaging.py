@@ -48,6 +48,7 @@ CHAPTER0 = ROOT / "book" / "00_getting_started.ipynb"
 BOOK_NOTEBOOKS = install_cell.book_notebooks()
 # what the fresh environments may install: the engine's, the book's and Jupyter's packages
 WHEELHOUSE_PACKAGES = ["numpy", "matplotlib", "ipywidgets", "scikit-learn", "tqdm", "ipykernel", "nbclient",
+                       "jupyterlab-myst",
                        "setuptools", "pip"]
 JUPYTER_ALONE = ["ipykernel", "nbclient"]  # what runs a notebook: a kernel and a client
 
@@ -155,6 +156,15 @@ def test_generator_inserts_replaces_and_is_idempotent(tmp_path):
     assert [c.cell_type for c in new.cells] == ["markdown", "code", "code"]
     assert new.cells[1].source == source and new.cells[1].metadata["tags"] == install_cell.TAGS
     assert install_cell.apply(new, source) is None
+    # ids unique across the book: cells of several chapters put together keep unique ids
+    two = [nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import numpy")]) for _ in range(2)]
+    for nb, name in zip(two, ("03_relu", "05_gradcheck")):
+        assert install_cell.apply(nb, source, name) == "inserted"
+    assert [nb.cells[0].id for nb in two] == ["install-minigrad-03_relu", "install-minigrad-05_gradcheck"]
+    two[0].cells[0].id = install_cell.LEGACY_ID  # the id every notebook once got: renamed
+    assert install_cell.apply(two[0], source, "03_relu") == "updated"
+    assert two[0].cells[0].id == "install-minigrad-03_relu"
+    assert install_cell.apply(two[0], source, "03_relu") is None
 
     legacy = nbformat.v4.new_notebook()
     old = "try:\n    import minigrad\nexcept ImportError:\n    %pip install --quiet git+https://x.invalid/y\n"
@@ -499,7 +509,11 @@ def test_notebook_alone_with_the_wheel_runs_where_jupyter_is_alone(dists, wheelh
     sentence = f"Could not install minigrad {VERSION} (found minigrad 0.0.6, which this book cannot use): "
     assert error["ename"] == "SetupError" and len(error["traceback"]) == 1, error
     text = error["traceback"][0]
-    assert text.startswith(sentence) and f"{WHEEL_PREFIX}{VERSION}-py3-none-any.whl next to this notebook" in text
+    assert text.startswith(sentence), text
+    # pip found no distribution (and no connection error): the index does not have it yet
+    assert f"{DIST} {VERSION} is not on the package index yet" in text
+    assert f"the course's wheel {WHEEL_PREFIX}{VERSION}-py3-none-any.whl (the link on the first page of the " \
+           "course website), put it next to this notebook" in text
     assert text.count(". ") == 0 and text.endswith("then run this cell again."), "one sentence"
     assert [o["output_type"] for o in ran.cells[0].outputs] == ["error"], "pip's own output stays hidden"
 
