@@ -445,3 +445,165 @@ def test_calling_a_built_in_node_runs_its_backward():
 def test_calling_nodes_matches_torch():
     torch = pytest.importorskip("torch")
     assert _call_nodes(minigrad) == _call_nodes(torch)
+
+
+# ---- issue 23 (part 1): once_differentiable, returned gradients, non-tensor outputs, BCELoss ----------
+
+def _once_differentiable_cases(T):
+    """What chapter 7 shows: silent with a constant grad_output, an error when grad_output requires grad."""
+    once = T.autograd.function.once_differentiable
+
+    class CubeNumPy(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return T.from_numpy(x.detach().numpy() ** 3)
+
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return T.from_numpy(3 * x.detach().numpy() ** 2 * g.detach().numpy())
+
+    class CubeOnce(CubeNumPy):
+        backward = staticmethod(once(CubeNumPy.backward))
+
+    x = T.tensor([0.5, -1.0, 2.0], dtype=T.float64, requires_grad=True)
+    w = T.tensor([1.0, 2.0, 3.0], dtype=T.float64, requires_grad=True)
+    out = {}
+    for F in (CubeNumPy, CubeOnce):
+        w.grad = None
+        (g,) = T.autograd.grad(F.apply(x * w).sum(), x, create_graph=True)
+        (g ** 2).sum().backward()      # a penalty: grad_output of the cube is a constant
+        out[F.__name__] = w.grad.tolist()
+    (g,) = T.autograd.grad(F.apply(x).sum(), x, create_graph=True)
+    out["constant grad_output: g.requires_grad"] = g.requires_grad
+    v = T.ones(3, dtype=T.float64, requires_grad=True)
+    (g,) = T.autograd.grad(CubeOnce.apply(x), x, grad_outputs=v, create_graph=True)
+    out["grad_output requires grad: g.requires_grad"] = g.requires_grad
+    try:
+        g.sum().backward()
+        out["backward"] = "no error"
+    except RuntimeError as e:
+        out["backward"] = str(e).splitlines()[0]
+    out["gradgradcheck"] = T.autograd.gradgradcheck(CubeOnce.apply, (x,), (v,), raise_exception=False)
+    return out
+
+
+def test_once_differentiable_is_silent_for_a_constant_grad_output():
+    out = _once_differentiable_cases(minigrad)
+    assert out["CubeOnce"] == out["CubeNumPy"]          # the same wrong gradient, no error
+    assert out["constant grad_output: g.requires_grad"] is False
+    assert out["grad_output requires grad: g.requires_grad"] is True
+    assert out["backward"] == "trying to differentiate twice a function that was marked with @once_differentiable"
+    assert out["gradgradcheck"] is False
+
+
+def test_once_differentiable_matches_torch():
+    torch = pytest.importorskip("torch")
+    import torch.autograd.function  # noqa: F401  (T.autograd.function.once_differentiable)
+    assert _once_differentiable_cases(minigrad) == _once_differentiable_cases(torch)
+
+
+def _returned_gradients(T):
+    """What the engine does with what a custom backward returns (one line per case)."""
+    def run(make):
+        class F(T.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return make(g)
+
+        x = T.tensor([1.0, 2.0], dtype=T.float64, requires_grad=True)
+        try:
+            F.apply(x).sum().backward()
+        except RuntimeError as e:
+            return f"RuntimeError: {str(e).splitlines()[0]}"
+        return f"{x.grad.dtype} {x.grad.tolist()}"
+
+    return {
+        "float32 for float64": run(lambda g: (g * 2).float()),
+        "float16 for float64": run(lambda g: (g * 2).half()),
+        "int64 tensor": run(lambda g: T.tensor([2, 2])),
+        "python float": run(lambda g: 2.0),
+        "python int": run(lambda g: 2),
+        "shape (1, 2) for (2,)": run(lambda g: (g * 2).reshape(1, 2)),
+        "shape (3,) for (2,)": run(lambda g: T.ones(3, dtype=T.float64)),
+    }
+
+
+def test_returned_gradients_are_cast_or_refused():
+    got = _returned_gradients(minigrad)
+    assert got["float32 for float64"] == "torch.float64 [2.0, 2.0]"   # cast silently to the input's dtype
+    assert got["int64 tensor"] == "torch.float64 [2.0, 2.0]"
+    assert got["python float"] == "RuntimeError: expected Variable or None (got float)"
+    assert got["python int"] == "RuntimeError: expected Variable or None (got int)"
+    assert got["shape (3,) for (2,)"].startswith("RuntimeError: Function FBackward returned an invalid gradient at index 0")
+
+
+def test_returned_gradients_match_torch():
+    torch = pytest.importorskip("torch")
+    assert _returned_gradients(minigrad) == _returned_gradients(torch)
+
+
+def _non_tensor_outputs(T):
+    seen = []
+
+    class CountPositive(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2, int((x > 0).sum()), "label"
+
+        @staticmethod
+        def backward(ctx, g, g_count, g_label):
+            seen.append((type(g).__name__, g_count, g_label))
+            return g * 2
+
+    class ReturnsList(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return [x * 2]
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    x = T.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    y, count, label = CountPositive.apply(x)
+    y.sum().backward()
+    listed = ReturnsList.apply(x)
+    return [type(count).__name__, count, label, type(y.grad_fn).__name__, seen, x.grad.tolist(),
+            type(listed).__name__, listed[0].grad_fn is None]
+
+
+def test_non_tensor_outputs_of_forward():
+    assert _non_tensor_outputs(minigrad) == ["int", 2, "label", "CountPositiveBackward", [("Tensor", None, None)],
+                                             [2.0, 2.0, 2.0], "list", True]
+
+
+def test_non_tensor_outputs_match_torch():
+    torch = pytest.importorskip("torch")
+    assert _non_tensor_outputs(minigrad) == _non_tensor_outputs(torch)
+
+
+def _bce_near_the_cap(T):
+    rows = []
+    for z in (-20.0, -28.0, -30.0, -40.0):
+        zt = T.tensor([z], requires_grad=True)
+        loss = T.nn.BCELoss()(T.sigmoid(zt), T.tensor([1.0]))
+        loss.backward()
+        rows.append((z, round(loss.item(), 4), float(f"{zt.grad.item():.4g}")))
+    return rows
+
+
+def test_bce_gradient_fades_before_the_loss_is_capped():
+    # backward divides by max(p (1 - p), 1e-12): the gradient in z fades from z = -28, the loss is not capped
+    assert _bce_near_the_cap(minigrad) == [(-20.0, 20.0, -1.0), (-28.0, 28.0, -0.6914), (-30.0, 30.0, -0.09358),
+                                           (-40.0, 40.0, -4.248e-06)]
+
+
+def test_bce_near_the_cap_matches_torch():
+    torch = pytest.importorskip("torch")
+    assert _bce_near_the_cap(minigrad) == _bce_near_the_cap(torch)
