@@ -54,6 +54,9 @@ if ! .venv/bin/jupyter-book build . -W -n --keep-going ${args[@]+"${args[@]}"}; 
   echo "named with its cell, and _build/html/reports/ has the execution logs)." >&2
   exit 1
 fi
+# the engine's wheel, for a learner who downloads a chapter (the landing page links to it):
+# _build/html/download/<wheel> and its page (minigrad/course/release.py, site_download)
+.venv/bin/python -c "from minigrad.course.release import site_download; site_download('.', '_build/html')"
 touch _build/html/.build-ok
 .venv/bin/python scripts/book_inputs.py record $inputs
 cat <<MSG

@@ -188,3 +188,27 @@ def test_stub_cell_that_calls_its_stubs_prints_a_hint_not_a_traceback(capsys):
         "raise NotImplementedError()\n", "return x + 1\n", 1)
     exec(compile(filled, "<filled>", "exec"), {})
     assert capsys.readouterr().out.strip() == "3"
+
+
+def test_site_download_page_links_the_wheel_and_the_landing_page_links_it(tmp_path):
+    """A learner who downloads a chapter from the website finds the engine's wheel there."""
+    import re as _re
+
+    from minigrad.course.release import SITE_DOWNLOAD, site_download
+
+    wheel = site_download(ROOT, tmp_path, log=lambda *a: None)
+    page = (tmp_path / SITE_DOWNLOAD / "index.html").read_text()
+    assert wheel.parent == tmp_path / SITE_DOWNLOAD and wheel.name.endswith("-py3-none-any.whl")
+    assert f'href="{wheel.name}"' in page and f'pip install "{wheel.name}[book]"' in page
+    assert sorted(p.name for p in wheel.parent.iterdir()) == ["index.html", wheel.name]
+    # the build puts it into the site; the landing page (book/intro.html) links there
+    build = (ROOT / "scripts" / "build_book.sh").read_text()
+    assert "site_download('.', '_build/html')" in build
+    intro = (ROOT / "book" / "intro.md").read_text()
+    assert _re.search(rf'href="\.\./{SITE_DOWNLOAD}/index\.html"', intro)
+    # the install cell's message sends the learner to it
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import install_cell
+
+    src = install_cell.cell_source()
+    assert "(the link on the " in src and "first page of the course website)" in src

@@ -251,8 +251,54 @@ def build_site(root: Path, out: Path, *, repository_url: str | None = None, repo
     if site.exists():
         shutil.rmtree(site)
     shutil.copytree(html, site)
+    try:  # the landing page links to it, as on the book's own website
+        site_download(root, site, log=log)
+    except RuntimeError as e:
+        log(f"WARNING: the student website has no wheel to download: {e}")
     log(f"student website: {site / 'index.html'}")
     return site
+
+
+# ---- the engine's wheel on the website: a way in for a learner who downloads a chapter ----
+SITE_DOWNLOAD = "download"  # _build/html/download/: the wheel and a page that links to it
+
+
+def site_download(root: str | os.PathLike, html_dir: str | os.PathLike, log=print) -> Path:
+    """Put the engine's wheel into the built website: ``HTML/download/<wheel>`` and
+    ``HTML/download/index.html``, a page that links to it and says how to install it (the landing
+    page links there; the install cell's message points at it). The page is also a ``pip
+    --find-links`` page: ``pip install --find-links <site>/download/ "inside-autograd[book]"``."""
+    import html as html_mod
+
+    from .wheel import DIST, write_wheel
+
+    dest = Path(html_dir) / SITE_DOWNLOAD
+    wheel = write_wheel(root, dest, log=log)
+    name = html_mod.escape(wheel.name)
+    version = wheel.name.split("-")[1]
+    page = f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Download minigrad {version}</title>
+<link rel="icon" href="../_static/favicon.svg" type="image/svg+xml">
+<style>body{{font:16px/1.5 system-ui,sans-serif;max-width:46rem;margin:2rem auto;padding:0 1rem}}
+code,pre{{background:#f3f4f6;border-radius:4px}}pre{{padding:.6rem;overflow-x:auto}}</style></head>
+<body><h1>minigrad, the engine of the course</h1>
+<p>The chapters' notebooks need minigrad (package <code>{DIST}</code>). Until it is on the
+package index, install it from this wheel:</p>
+<p><a href="{name}" download>{name}</a></p>
+<ul>
+<li><strong>With a downloaded chapter:</strong> put the wheel next to the notebook (the same
+folder), open the notebook and run its first cell: it installs the wheel and what the chapters
+use (matplotlib, ipywidgets, scikit-learn, tqdm).</li>
+<li><strong>By hand:</strong> <code>pip install "{name}[book]"</code> in the folder you saved it to.</li>
+</ul>
+<p><a href="../index.html">Back to the course</a></p>
+</body></html>
+"""
+    (dest / "index.html").write_text(page, encoding="utf-8")
+    log(f"website download: {dest / 'index.html'} -> {wheel.name}")
+    return wheel
 
 
 # ---- the engine's wheel, next to the notebooks (their install cell uses it; see wheel.py) ----
