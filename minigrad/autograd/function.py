@@ -429,6 +429,60 @@ def _renamed(code: types.CodeType) -> types.CodeType:
     return code.replace(co_names=names, co_consts=consts)
 
 
+class _Cleared:
+    """``ctx._saved`` after a read of ``saved_tensors`` with ``clear_saved_tensors_on_access``."""
+
+    def __bool__(self) -> bool:
+        return False  # nothing to show (viz)
+
+
+_CLEARED = _Cleared()
+ERR_SAVED_ONCE = ("saved_tensors can only be accessed once when clear_saved_tensors_on_access=True is set on the "
+                  "autograd.Function. Either access saved_tensors only once, or set "
+                  "clear_saved_tensors_on_access=False.")
+
+
+def _saved_tensors_once(ctx) -> tuple:
+    """``saved_tensors`` of a Function with ``clear_saved_tensors_on_access = True``: the first read hands the
+    tensors over and drops the node's references (a second read, in this backward or a later one, raises)."""
+    __tracebackhide__ = True
+    saved = ctx._saved
+    if saved is _CLEARED:
+        raise RuntimeError(ERR_SAVED_ONCE + f"\n{ctx._who()}: keep the tuple from the first read, e.g. "
+                           "x, y = ctx.saved_tensors, and use x and y from then on.")
+    out = FunctionCtx.saved_tensors.fget(ctx)
+    if type(saved) is tuple or saved.__class__ is _Packed:  # recorded (not read inside forward itself)
+        ctx._saved = _CLEARED
+    return out
+
+
+def _apply_custom_node(node, *grads):
+    """``grad_fn.apply(*grads)`` of a custom Function's node: its backward, called by hand (as PyTorch's
+    BackwardCFunction.apply), returning what backward returns."""
+    return node._forward_cls.backward(node, *grads)
+
+
+def _saved_tensors_options(cls) -> None:
+    """Install PyTorch's two class options of a custom Function, when set (no cost otherwise).
+
+    * ``clear_saved_tensors_on_access = True``: ``ctx.saved_tensors`` may be read once; the read drops the
+      node's references, so each tensor is freed as soon as backward lets go of it.
+    * ``boxed_grads_call = True``: ``backward(ctx, grads)`` receives the gradients as one ``list`` (which it
+      may empty to let go of them) instead of one argument per output.
+    """
+    cls._backward_cls.apply = _apply_custom_node
+    if getattr(cls, "clear_saved_tensors_on_access", False):
+        cls._backward_cls.saved_tensors = property(_saved_tensors_once)
+    user = cls.backward
+    if getattr(cls, "boxed_grads_call", False) and not getattr(user, "_minigrad_boxed", False):
+        @functools.wraps(user)
+        def boxed(ctx, *grads):
+            return user(ctx, list(grads))
+
+        boxed._minigrad_boxed = True
+        cls.backward = staticmethod(boxed)
+
+
 class Function:
     """Base class for differentiable operations with a hand-written backward.
 
@@ -441,6 +495,10 @@ class Function:
     _new_style = False
     _scalar_operands = False  # built-in arithmetic on Python numbers: next_functions lists them
     _builtin = False  # minigrad's own ops (set in minigrad._ops); their forwards only *store* into ctx
+    # PyTorch 2.13's options (see _saved_tensors_options): saved_tensors readable once, and frees its
+    # tensors when read; backward(ctx, grads) receives the gradients as one list it may empty.
+    clear_saved_tensors_on_access = False
+    boxed_grads_call = False
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
@@ -463,6 +521,8 @@ class Function:
                             "You should only implement one of them.")
         if "vjp" in cls.__dict__:
             cls.backward = cls.__dict__["vjp"]
+        if not cls._builtin:
+            _saved_tensors_options(cls)
 
     def __init__(self, *args, **kwargs) -> None:
         warnings.warn(
