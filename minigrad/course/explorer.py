@@ -29,6 +29,50 @@ FONT = 11  # points: legends, ticks and titles stay readable on the page (a 100 
 TANGENT, SECANT, CURVE = "tab:red", "tab:green", "tab:blue"
 
 
+_NICE = (1.0, 0.5, 0.25, 0.2, 0.1)
+
+
+def slider_step(value: float, lo: float, hi: float, steps: int = 40) -> tuple[float, float, float]:
+    """(min, max, step) of a slider over [lo, hi] on whose grid ``value`` lies exactly.
+
+    A slider snaps its value to ``min + k * step``: ``interact(x0=0.2)`` on a slider from -1.5 by
+    0.075 would start at 0.225, shown as 0.23, and draw another picture than the code asks for.
+    The step is the coarsest "nice" one (1, 0.5, 0.25, 0.2, 0.1 times a power of ten) with at
+    least ``steps`` positions that puts both ``value`` and ``hi`` on the grid; if none does (a
+    value like 0.123456789), the grid is shifted to go through ``value``."""
+    if not lo <= value <= hi:
+        raise ValueError(f"the slider's starting value {value} is outside its range [{lo}, {hi}]")
+    width = hi - lo
+
+    def on_grid(x, step):
+        k = x / step
+        return abs(k - round(k)) < 1e-9 * max(1.0, abs(k))
+
+    for exponent in range(0, -7, -1):
+        for nice in _NICE:
+            step = nice * 10.0 ** exponent
+            if width / step + 1e-9 < steps:
+                continue
+            if on_grid(width, step) and on_grid(value - lo, step):
+                return lo, hi, step
+    step = width / steps
+    below = int(np.floor((value - lo) / step + 1e-9))
+    above = int(np.floor((hi - value) / step + 1e-9))
+    return value - below * step, value + above * step, step
+
+
+def slider(value: float, lo: float, hi: float, *, description: str, steps: int = 40):
+    """An ipywidgets FloatSlider over [lo, hi] that starts at exactly ``value`` (see slider_step)."""
+    from ipywidgets import FloatSlider
+
+    low, high, step = slider_step(value, lo, hi, steps)
+    decimals = max(0, -int(np.floor(np.log10(step) + 1e-9)))
+    frac = f"{step:.{decimals}f}".rstrip("0")
+    digits = max(decimals, len(frac.split(".")[1]) if "." in frac else 0)
+    return FloatSlider(value=value, min=low, max=high, step=step, description=description,
+                       readout_format=f".{digits}f")
+
+
 def _verdict(backward: float, secant: float) -> str:
     return "agree" if abs(backward - secant) <= 1e-4 * max(1.0, abs(secant)) else "DISAGREE"
 
@@ -149,9 +193,8 @@ class SlopeExplorer:
 
         return interactive(update,
                            name=Dropdown(options=list(self.functions), value=name or next(iter(self.functions))),
-                           x0=FloatSlider(value=x0, min=lo, max=hi, step=(hi - lo) / 40, description="x0"),
-                           log10_eps=FloatSlider(value=log10_eps, min=-6.0, max=0.0, step=0.25,
-                                                 description="log10 eps"))
+                           x0=slider(x0, lo, hi, description="x0", steps=40),
+                           log10_eps=slider(log10_eps, -6.0, 0.0, description="log10 eps", steps=24))
 
     def animate(self, names: Sequence[str] | str, x0: Sequence[float], eps: float = 1e-6, *,
                 html_id: str, fps: float = 3, mode: str = "once") -> str:
