@@ -411,10 +411,15 @@ class Tensor:
             return self
         return _ops.ToDtype.apply(self, dtype)
 
-    def type(self, dtype=None):
+    def type(self, dtype=None, non_blocking: bool = False, **kwargs):
+        """``x.type()``: PyTorch's type string ('torch.FloatTensor'); ``x.type(t)``: ``x.to(t)``, with ``t`` a
+        dtype or a type string such as 'torch.DoubleTensor'."""
+        from . import _tensor_types
+
         if dtype is None:
-            return {"float32": "torch.FloatTensor", "float64": "torch.DoubleTensor",
-                    "int64": "torch.LongTensor", "bool": "torch.BoolTensor"}.get(self.dtype.name, str(self.dtype))
+            return _tensor_types.type_string(self.dtype)
+        if isinstance(dtype, str):
+            dtype = _tensor_types.dtype_of(dtype)
         return self.to(dtype)
 
     def cpu(self) -> "Tensor":
