@@ -30,6 +30,22 @@ export PATH="$PWD/.venv/bin:$PATH" JUPYTER_PREFER_ENV_PATH=1 PYTHONHASHSEED=0
 
 .venv/bin/python scripts/check_toc.py
 
+# Every notebook kernel of the build writes, into each matplotlib figure's PNG, the smallest font
+# size of its text and its dpi (minigrad/course/figure_text.py): the browser check reads them and
+# fails on figure text under 9 CSS px at 1280 px. An IPython startup file, loaded by path (it
+# imports nothing of minigrad before the notebook does).
+export IPYTHONDIR="$PWD/_build/ipython"
+mkdir -p "$IPYTHONDIR/profile_default/startup"
+cat > "$IPYTHONDIR/profile_default/startup/00-figure-text.py" <<PY
+# written by scripts/build_book.sh: see minigrad/course/figure_text.py
+import importlib.util as _u
+_spec = _u.spec_from_file_location("_minigrad_figure_text", "$PWD/minigrad/course/figure_text.py")
+_m = _u.module_from_spec(_spec)
+_spec.loader.exec_module(_m)
+_m.install()
+del _u, _spec, _m
+PY
+
 mode=$(.venv/bin/python scripts/book_inputs.py decide)    # none | pages | full
 if [ "$all" = 1 ]; then mode=full; fi
 if [ "$mode" = none ]; then

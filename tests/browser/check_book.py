@@ -23,7 +23,12 @@ chromium. On each page it checks what a reader gets:
     with solutions closed and open; moderate ones are listed but do not fail;
   - nothing is logged as a console error or raised as a JavaScript error; no request for the
     site's own files fails; no request leaves 127.0.0.1 (the site works offline);
-  - every internal <a href> points to an existing file (and anchor).
+  - every internal <a href> points to an existing file (and anchor);
+  - no figure text renders under 9 CSS px: each matplotlib figure of the build carries, in its
+    PNG, its smallest font size and dpi (minigrad/course/figure_text.py, written by the build's
+    kernels); with the width the page shows the PNG at, that gives its smallest text in CSS px;
+  - the primary sidebar shows every entry at 1280 x 900 (its last one, the instructor guide, is
+    on screen without scrolling).
 
 Screenshots go to _build/screenshots/<page>.png (as loaded, scrolled to the top, nothing
 focused) and <page>--solutions-open.png (every solution and hidden code cell opened).
@@ -49,6 +54,18 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "_ext"))
 from machine_paths import LEFTOVER as MACHINE_PATH  # noqa: E402
+
+
+def _load_by_path(name: str, path: Path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+figure_text = _load_by_path("figure_text", ROOT / "minigrad" / "course" / "figure_text.py")  # no minigrad import
 
 CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -160,6 +177,21 @@ JS_IMAGES = """(content) => Array.from(document.querySelectorAll('main img'))
                 alt: i.getAttribute('alt'), content: i.matches(content),
                 hidden: i.getAttribute('aria-hidden') === 'true' || i.getAttribute('role') === 'presentation'}))"""
 
+# Figures as the page shows them: natural and rendered widths (0: hidden, measured when opened).
+JS_FIGURES = """(content) => Array.from(document.querySelectorAll(content))
+    .filter(i => i.complete && i.naturalWidth > 0)
+    .map(i => ({src: i.currentSrc || i.src, natural: i.naturalWidth,
+                shown: i.checkVisibility() ? i.getBoundingClientRect().width : 0}))"""
+
+# The primary sidebar at the viewport's height: is its last entry on screen?
+JS_SIDEBAR = """() => {
+    const links = Array.from(document.querySelectorAll('.bd-sidebar-primary nav.bd-links a'));
+    if (!links.length) return null;
+    const last = links[links.length - 1], r = last.getBoundingClientRect();
+    return {text: last.textContent.trim().slice(0, 60), bottom: r.bottom, height: window.innerHeight,
+            shown: last.checkVisibility()};
+}"""
+
 JS_RAW_MATH = r"""() => {
     const main = document.querySelector('main') || document.body;
     const c = main.cloneNode(true);
@@ -242,12 +274,16 @@ def _settle(page) -> None:
 class PageCheck:
     """All checks of one page; problems collected in ``errors``, moderate findings in ``notes``."""
 
-    def __init__(self, page, base_url: str, name: str, book_title: str, shots: Path, axe_source: str):
+    def __init__(self, page, base_url: str, name: str, book_title: str, shots: Path, axe_source: str,
+                 site: Path | None = None):
         self.page, self.base_url, self.name = page, base_url, name
         self.book_title, self.shots, self.axe_source = book_title, shots, axe_source
+        self.site = site
         self.errors: list[str] = []
         self.notes: list[str] = []
         self.overflow: dict = {}
+        self.figures_seen: set = set()
+        self.figures_unmarked: int = 0
 
     def err(self, msg: str) -> None:
         self.errors.append(f"{self.name}: {msg}")
@@ -270,6 +306,8 @@ class PageCheck:
         self.widgets()
         page.wait_for_timeout(200)
         self.images()
+        self.figure_text()
+        self.sidebar()
         self.text()
         self.measure_overflow()
         self.shot()
@@ -277,6 +315,7 @@ class PageCheck:
         self.keyboard()
         opened = self.open_everything()
         if opened:
+            self.figure_text()  # the figures of solutions and hidden cells, now shown
             self.measure_overflow()
             self.axe("solutions open", only=OPENED)  # the rest was checked closed
             self.shot("--solutions-open")
@@ -361,6 +400,44 @@ class PageCheck:
             problem = alt_problem(img["alt"]) if img["content"] else (None if img["alt"] else "has no alt text")
             if problem:
                 self.err(f"an image {problem}: {img['src']}")
+
+    def _png(self, src: str) -> bytes | None:
+        if src.startswith("data:image/png;base64,"):
+            import base64
+            return base64.b64decode(src.split(",", 1)[1])
+        if self.site is None or not src.startswith(self.base_url):
+            return None
+        path = self.site / unquote(urlsplit(src).path.lstrip("/"))
+        return path.read_bytes() if path.is_file() and path.suffix == ".png" else None
+
+    def figure_text(self) -> None:
+        """No figure text under figure_text.MIN_CSS_PX, from each PNG's own font size and dpi."""
+        for fig in self.page.evaluate(JS_FIGURES, CONTENT_IMAGES):
+            key = fig["src"][:200]
+            if not fig["shown"] or key in self.figures_seen:
+                continue
+            self.figures_seen.add(key)
+            data = self._png(fig["src"])
+            if data is None:
+                continue  # not a PNG of the site (an SVG graph, a GIF): nothing to read
+            px = figure_text.rendered_text_px(figure_text.png_text(data), fig["natural"], fig["shown"])
+            if px is None:
+                self.figures_unmarked += 1  # not a matplotlib figure of the build (no font sizes)
+                continue
+            if px < figure_text.MIN_CSS_PX - 1e-6:
+                short = fig["src"].rsplit("/", 1)[-1][:60]
+                self.err(f"a figure's smallest text renders at {px:.1f} CSS px (under "
+                         f"{figure_text.MIN_CSS_PX:g}): {short}, shown {fig['shown']:.0f} px wide of "
+                         f"{fig['natural']} (raise its font sizes, or make the figure narrower)")
+
+    def sidebar(self) -> None:
+        _settle(self.page)
+        side = self.page.evaluate(JS_SIDEBAR)
+        if side is None:
+            return
+        if not side["shown"] or side["bottom"] > side["height"] + 0.5:
+            self.err(f"the sidebar's last entry ({side['text']!r}) is below the fold at {WIDTH} x "
+                     f"{side['height']} (its bottom at {side['bottom']:.0f} px)")
 
     def text(self) -> None:
         code = self.page.evaluate(JS_CELL_CODE)  # includes closed solutions
@@ -601,7 +678,7 @@ def main(argv=None) -> int:
             for name in pages:
                 current["name"] = name
                 t_page = time.monotonic()
-                check = PageCheck(page, base_url, name, book_title, shots, axe_source)
+                check = PageCheck(page, base_url, name, book_title, shots, axe_source, site=site)
                 try:
                     check.run()
                 except Exception as e:  # a timeout etc.: report it for this page, go on
@@ -610,6 +687,9 @@ def main(argv=None) -> int:
                       flush=True)
                 errors += check.errors
                 notes += check.notes
+                if check.figures_unmarked:
+                    notes.append(f"{name}: {check.figures_unmarked} PNG figure(s) without font sizes "
+                                 "(not drawn by the build's matplotlib): text size not measured")
             ctx.close()
             errors += net_errors + console_errors
     finally:
