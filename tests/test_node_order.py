@@ -220,3 +220,71 @@ def test_no_leaf_hook_keeps_the_fast_loop(monkeypatch):
     (x * x).sum().backward()
     assert calls == [1]
     assert x.grad.tolist() == [6.0, 12.0]
+
+
+# ------------------------------------------------- chapter 9's order_by_seq is PyTorch's order
+def _chapter_engine():
+    import test_ch09_engine  # tests/: the chapter's engine cells, read from the notebook
+
+    return test_ch09_engine.ENGINE
+
+
+CHAPTER_OPS = [
+    lambda a, b: a + b,
+    lambda a, b: a * b,
+    lambda a, b: a + b * -1.0,
+    lambda a, b: (a * 0.5).exp(),
+    lambda a, b: a * 1.5 + 0.25,
+    lambda a, b: a.sum(),
+]
+
+
+def chapter_recipe(seed: int):
+    rng = np.random.default_rng(1000 + seed)
+    n_leaves = int(rng.integers(1, 5))
+    shapes = [[(2, 3), (3,), (1, 3), (2, 1)][int(rng.integers(0, 4))] for _ in range(n_leaves)]
+    values = [rng.uniform(-1.0, 1.0, s) for s in shapes]
+    steps = [(int(rng.integers(0, len(CHAPTER_OPS))), int(rng.integers(0, n_leaves + k)),
+              int(rng.integers(0, n_leaves + k))) for k in range(int(rng.integers(1, 10)))]
+    terms = [int(rng.integers(0, n_leaves + len(steps))) for _ in range(int(rng.integers(1, 4)))]
+    return values, steps, terms
+
+
+def chapter_build(seed: int, make_leaf):
+    values, steps, terms = chapter_recipe(seed)
+    leaves = [make_leaf(v) for v in values]
+    pool = list(leaves)
+    for op, i, j in steps:
+        pool.append(CHAPTER_OPS[op](pool[i], pool[j]))
+    loss = pool[terms[0]].sum()
+    for k, i in enumerate(terms[1:], start=2):
+        loss = loss + pool[i].sum() * float(k)
+    return leaves, loss
+
+
+def node_label(node, leaves) -> str:
+    name = node.name()
+    if name.endswith("AccumulateGrad"):
+        return f"AccumulateGrad(x{next(k for k, x in enumerate(leaves) if x is node.variable)})"
+    return name.replace("Backward0", "").replace("Backward", "")
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_chapter_order_by_seq_is_pytorchs(seed):
+    """Every node, AccumulateGrad included, in the order PyTorch runs it (pre-hooks on its nodes)."""
+    torch = pytest.importorskip("torch")
+    E = _chapter_engine()
+    leaves, loss = chapter_build(seed, lambda v: torch.tensor(v, requires_grad=True))
+    ran: list = []
+    seen, stack = set(), [loss.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        node.register_prehook(lambda grad, node=node: ran.append(node_label(node, leaves)))
+        stack += [n for n, _ in node.next_functions]
+    loss.backward()
+    mine_leaves, mine_loss = chapter_build(seed, lambda v: E.Tensor(v, requires_grad=True))
+    mine = [node_label(n, mine_leaves) for n in E.order_by_seq(mine_loss.grad_fn)]
+    assert mine == ran

@@ -26,14 +26,20 @@ _SAVE = "        ctx.save_for_backward(a, b)\n        return a.data / b.data"
 _LOAD = "        a, b = ctx.saved_tensors\n"
 
 
+_SKIP = """\
+        if grad_output is None:
+            continue
+"""
+
+
 def _loop(order: str = "order_by_seq", add: str = "buffers[nxt] + g if nxt in buffers else g",
-          pop: str = "buffers.pop(node)") -> str:
+          pop: str = "buffers.pop(node, None)", skip: str = _SKIP) -> str:
     return f"""\
 def backward_once(tensor):
     buffers = {{tensor.grad_fn: np.ones_like(tensor.data)}}
     for node in {order}(tensor.grad_fn):
         grad_output = {pop}
-        grads = node.apply(grad_output)
+{skip}        grads = node.apply(grad_output)
         node.release()
         for nxt, g, shape in zip(node.next_functions, grads,
                                  node.input_shapes):
@@ -126,6 +132,7 @@ def backward_once(tensor):
                 buffers[nxt] = buffers[nxt] + g if nxt in buffers else g
 """, says="never ran"),
     Wrong("ch09-ex2", "no-release", _loop().replace("        node.release()\n", ""), says="still holds its saved"),
+    Wrong("ch09-ex2", "no-gradient", _loop(pop="buffers.pop(node)", skip=""), says="received no gradient"),
     Wrong("ch09-ex2", "correct", _loop(order="order_by_counts")),
 
     # ---------------------------------------------------- Exercise 9.3: fix the traversal
