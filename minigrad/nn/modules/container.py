@@ -1,0 +1,3 @@
+"""``torch.nn.modules.container``."""
+from ..containers import ModuleDict, ParameterDict, ParameterList  # noqa: F401
+from ..layers import ModuleList, Sequential  # noqa: F401

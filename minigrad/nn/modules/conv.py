@@ -1,0 +1,2 @@
+"""``torch.nn.modules.conv``."""
+from .._conv import Conv1d, Conv2d, _ConvNd  # noqa: F401

@@ -1,0 +1,2 @@
+"""``torch.nn.modules.dropout``."""
+from ..dropout import Dropout  # noqa: F401

@@ -1,0 +1,2 @@
+"""``torch.nn.modules.flatten``."""
+from ..layers import Flatten  # noqa: F401

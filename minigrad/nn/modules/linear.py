@@ -1,0 +1,2 @@
+"""``torch.nn.modules.linear``."""
+from ..layers import Identity, Linear  # noqa: F401

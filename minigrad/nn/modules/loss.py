@@ -1,0 +1,3 @@
+"""``torch.nn.modules.loss``."""
+from ..loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss, NLLLoss,  # noqa: F401
+                    SmoothL1Loss, _Loss)

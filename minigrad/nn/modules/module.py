@@ -1,0 +1,2 @@
+"""``torch.nn.modules.module``."""
+from ..module import Module  # noqa: F401

@@ -1,0 +1,2 @@
+"""``torch.nn.modules.normalization``."""
+from ..normalization import LayerNorm  # noqa: F401

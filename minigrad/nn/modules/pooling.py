@@ -1,0 +1,2 @@
+"""``torch.nn.modules.pooling``."""
+from .._conv import AvgPool2d, MaxPool2d  # noqa: F401

@@ -1,0 +1,2 @@
+"""``torch.nn.modules.sparse``."""
+from ..sparse import Embedding  # noqa: F401
