@@ -222,6 +222,7 @@ class Tensor:
         if hooks is None:
             hooks = {}
             self._set_extra("hooks", hooks)
+        _note_leaf_hook(self)  # backward() now runs PyTorch's node order (engine.py)
         return RemovableHandle(hooks, hook)
 
     def register_post_accumulate_grad_hook(self, hook) -> "RemovableHandle":

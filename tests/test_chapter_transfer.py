@@ -46,7 +46,8 @@ def _text(outputs, subs) -> str:
 
 
 def _to_torch(source: str) -> str:
-    return re.sub(r"\bminigrad\b", "torch", source)
+    """The cell for PyTorch: ``minigrad`` becomes ``torch``; course tooling (``minigrad.course``) is not the engine."""
+    return re.sub(r"\bminigrad\b(?!\.course\b)", "torch", source)
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])

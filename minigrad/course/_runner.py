@@ -130,18 +130,21 @@ class Isolation:
         cmd = [self.python, "-m", "minigrad.course._kernel", "-f", connection_file]
         if not self.nested:
             return cmd
-        return self.sandbox.nested_command(cmd, bwrap=self.spec["bwrap"], home=True, network=True, proc=True)
+        return self.sandbox.nested_command(cmd, bwrap=self.spec["bwrap"], home=True, network=True, proc=True,
+                                           rebind=self.spec.get("rebind", ()))
 
     def checker_command(self) -> list[str]:
         cmd = [self.python, "-I", "-m", "minigrad.course._checker"]
         if not self.nested:
             return cmd
-        return self.sandbox.nested_command(cmd, bwrap=self.spec["bwrap"], home=False, network=False, proc=False)
+        return self.sandbox.nested_command(cmd, bwrap=self.spec["bwrap"], home=False, network=False, proc=False,
+                                           rebind=self.spec.get("rebind", ()))
 
     def kernel_policy(self) -> dict:
         if self.nested:
             return {}
-        return {"audit": {"write_roots": [self.workdir], "allow_read": [self.workdir, self.rundir],
+        return {"audit": {"write_roots": [self.workdir],
+                          "allow_read": [self.workdir, self.rundir, *self.spec.get("allow_read", [])],
                           "deny_read": list(self.spec.get("deny_read", [])) +
                           [f"/proc/{os.getpid()}", f"/proc/{os.getppid()}"]}}
 
@@ -331,8 +334,65 @@ _STUB = "replace the `raise NotImplementedError()` stub with your solution"
 
 def _cell_note(label: str, error) -> str:
     ename, evalue = error
-    first = evalue.strip().splitlines()[0] if evalue.strip() else ""
-    return f"{label} raised {ename}" + (f": {first[:300]}" if first else "")
+    text = _one_line(evalue, 300)
+    return f"{label} raised {ename}" + (f": {text}" if text else "")
+
+
+_NO_MODULE = re.compile(r"No module named '([^']+)'|cannot import name '[^']+' from '([^']+)'")
+
+
+def course_modules(instructor_imports) -> set:
+    """Top-level modules the instructor's notebook imports: the grader's environment must have them."""
+    out = set()
+    for src in instructor_imports:
+        try:
+            tree = ast.parse(src)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                out |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                out.add(node.module.split(".")[0])
+    return out
+
+
+def infrastructure_error(source: str, error, instructor_imports) -> str:
+    """Why a cell's error is the grader's environment's fault, not the student's ("" if it is not).
+
+    An import the course itself needs (one of the instructor notebook's modules) that fails, or the
+    course's own import cell refused by the grader's guard: every student would fail the same way.
+    """
+    ename, evalue = error
+    if ename in ("ModuleNotFoundError", "ImportError"):
+        m = _NO_MODULE.search(evalue)
+        mod = (m.group(1) or m.group(2)) if m else ""
+        hidden = mod == "minigrad.course.exercises" or mod.startswith("minigrad.course.exercises.")  # on purpose
+        if mod and not hidden and mod.split(".")[0] in course_modules(instructor_imports):
+            return f"the grader's Python environment cannot import {mod} ({ename}: {_one_line(evalue, 200)})"
+    if ename == "PermissionError" and "grader sandbox" in evalue:
+        try:
+            body = ast.parse(source).body
+        except SyntaxError:
+            return ""
+        ours = set(instructor_imports)
+        if body and all(isinstance(s, (ast.Import, ast.ImportFrom)) and ast.unparse(s) in ours for s in body):
+            return f"the grader's guard refused the course's own imports ({_one_line(evalue, 200)})"
+    return ""
+
+
+def _one_line(text: str, cap: int) -> str:
+    """``text`` on one line, cut at the end of a sentence (or a word) before ``cap`` characters, never mid-phrase."""
+    flat = " ".join(str(text).split())
+    if len(flat) <= cap:
+        return flat.rstrip(",;:")
+    head = flat[:cap]
+    for mark in (". ", "; ", ": "):
+        k = head.rfind(mark)
+        if k >= cap // 3:
+            return head[:k + 1].rstrip(";:") + " […]"
+    k = head.rfind(" ")
+    return (head[:k] if k > 0 else head).rstrip(",;:") + " […]"
 
 
 def _where_text(where, labels: set, functions: set) -> str:
@@ -411,6 +471,7 @@ class Runner:
         self.executed: set = set()           # positions of the cells the kernel ran
         self.killers: set = set()
         self.spare: Checker | None = None
+        self.infrastructure = ""             # why nothing can be graded here (the grader's fault), if so
 
     def left(self) -> float:
         return self.deadline - time.monotonic()
@@ -420,6 +481,8 @@ class Runner:
         if ex["id"] in self.graded:
             return
         self.graded.add(ex["id"])
+        if self.infrastructure:  # not the student's fault: the grader says so instead of a grade
+            feedback, extra = f"not graded: {self.infrastructure}", {**extra, "infrastructure": True}
         self.emit({"event": "exercise", "id": ex["id"], "outcome": outcome, "feedback": feedback[:4000],
                    "flagged": flagged[:500], "check": check or [], **extra})
 
@@ -478,7 +541,8 @@ class Runner:
             kernel.stop()
             if self.spare is not None:
                 self.spare.close()
-            self.fail_rest(f"not graded: the notebook's kernel did not start ({type(e).__name__}: {str(e)[:200]})")
+            self.infrastructure = f"the notebook's kernel did not start ({type(e).__name__}: {_one_line(e, 200)})"
+            self.fail_rest("")
             return
         try:
             self.loop(kernel, cells, positions)
@@ -491,7 +555,7 @@ class Runner:
         if self.left() <= 0:
             self.fail_rest(f"time limit exceeded ({self.spec['timeout']:g} s for the notebook) before this exercise "
                            "was graded: a cell ran too long (an infinite loop?)")
-        self.fail_rest("not graded: " + ("; ".join(list(dict.fromkeys(self.notes.values()))[-2:])
+        self.fail_rest("not reached: " + ("; ".join(list(dict.fromkeys(self.notes.values()))[-2:])
                                          or "the notebook stopped early"))
 
     def loop(self, kernel: Kernel, cells, positions) -> None:
@@ -520,6 +584,8 @@ class Runner:
                 elif status == "timeout":
                     self.notes[i] = f"{cell.label} was still running when the time limit was reached"
                     return
+            if self.infrastructure:
+                return  # every exercise says "not graded" (run() ends with fail_rest)
             for ex in positions.get(i, []):
                 self.grade(kernel, ex, i)
             if not kernel.alive():
@@ -545,6 +611,9 @@ class Runner:
             self.executed.add(cell.pos)
         if r["status"] == "error" and r["error"]:
             self.notes[cell.pos] = _cell_note(cell.label, r["error"])
+            why = infrastructure_error(self.cells[cell.pos]["source"], r["error"], self.spec.get("instructor_imports", []))
+            if why:
+                self.infrastructure = f"{why}, in {cell.label}"
         elif r["truncated"]:
             self.notes[cell.pos] = f"{cell.label} printed more than {OUTPUT_CAP} characters: the rest was discarded"
         return r["status"]
@@ -620,7 +689,7 @@ class Runner:
             if checker is None or checker.proc.poll() is not None:
                 checker = Checker(self.iso, self.left() + 5)
         except OSError as e:  # e.g. the notebook's processes use up the sandbox's limit (a fork bomb)
-            self.result(ex, f"✗ not graded: the checker could not start ({e.strerror or e}): the notebook used "
+            self.result(ex, f"✗ the checker could not start ({e.strerror or e}): the notebook used "
                             "every process the sandbox allows")
             return
         try:
@@ -632,7 +701,7 @@ class Runner:
             try:
                 self.run_checker(checker, ex, load, values, needed, imports, unavailable, notes, stub_cells)
             except (TypeError, ValueError, AttributeError, KeyError) as e:  # a reply that is not what we sent for
-                self.result(ex, f"✗ not graded: the checker's reply could not be read ({type(e).__name__})")
+                self.result(ex, f"✗ the checker's reply could not be read ({type(e).__name__})")
         finally:
             checker.close()
 

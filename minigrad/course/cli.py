@@ -116,7 +116,7 @@ def main(argv=None) -> int:
             release(args.out, args.source, site=not args.no_site, chapters=parse_chapters(args.chapters),
                     repository_url=args.repository_url, repository_branch=args.repository_branch, title=args.title)
         elif args.command == "grade":
-            from .grade import GradingInterrupted, grade
+            from .grade import GradingIncomplete, GradingInterrupted, grade
 
             try:
                 grade(args.submissions, args.out, source=args.source, timeout=args.timeout,
@@ -126,6 +126,9 @@ def main(argv=None) -> int:
             except GradingInterrupted as e:
                 print(f"minigrad-course: {e}", file=sys.stderr)
                 return 128 + e.signum
+            except GradingIncomplete as e:  # the gradebook says which rows and why; one line here
+                print(f"minigrad-course: error: {e}", file=sys.stderr)
+                return 3
         elif args.command == "new-exercise":
             from .scaffold import new_exercise
 

@@ -23,6 +23,7 @@ import hashlib
 import io
 import json
 import os
+import queue
 import secrets
 import shutil
 import signal
@@ -38,6 +39,7 @@ from pathlib import Path
 
 import nbformat
 
+from . import _cgroup
 from . import assignment as assignment_mod
 from . import custom, gradebook
 from . import sandbox as _sandbox
@@ -51,6 +53,8 @@ FIELDS = gradebook.FIELDS
 FEEDBACK_CAP = 2000
 EXTRA_ENV = "MINIGRAD_COURSE_EXTRA_EXERCISES"
 FOLDER_CAP = 64 * 2**20      # bytes of a student's folder handed to one sandbox
+JOB_MEMORY_EXTRA_MB = 1024   # a job's cgroup: the kernel's --memory, plus the runner, checkers and tmpfs
+JOB_PIDS = 400               # a job's cgroup: processes and threads (the runner's rlimit is 300 per uid)
 SCRATCH_PREFIX = ".grading-"
 LOCK_NAME = ".grade.lock"
 NO_SANDBOX_WARNING = ("graded WITHOUT the bubblewrap sandbox (--no-sandbox): the students' code ran with "
@@ -298,14 +302,20 @@ class Jobs:
         self.procs: set = set()
         self.stopping = threading.Event()
 
-    def start(self, cmd, env) -> subprocess.Popen | None:
+    def start(self, cmd, env, group: "_cgroup.JobGroup | None" = None) -> subprocess.Popen | None:
         with self.lock:
             if self.stopping.is_set():
                 return None
             debug = bool(os.environ.get("MINIGRAD_COURSE_DEBUG"))  # the sandboxes' errors on this stderr
+
+            def before_exec():  # in the child: no imports here
+                _sandbox.die_with_parent()
+                if group is not None:
+                    group.enter()
+
             p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                  stderr=None if debug else subprocess.DEVNULL, env=env, start_new_session=True, cwd="/",
-                                 preexec_fn=_sandbox.die_with_parent)
+                                 preexec_fn=before_exec)
             self.procs.add(p)
             return p
 
@@ -328,9 +338,10 @@ class Jobs:
             self.kill(p)
 
 
-def run_job(jobs: Jobs, cmd, env, spec: dict, files: dict, hard_timeout: float) -> list[dict]:
-    """Start one runner, hand it the spec and the files, and collect its events."""
-    p = jobs.start(cmd, env)
+def run_job(jobs: Jobs, cmd, env, spec: dict, files: dict, hard_timeout: float,
+            group: "_cgroup.JobGroup | None" = None) -> list[dict]:
+    """Start one runner (in its cgroup, if any), hand it the spec and the files, and collect its events."""
+    p = jobs.start(cmd, env, group)
     if p is None:
         return [{"event": "runner-error", "error": "the run was stopped"}]
     buf = io.BytesIO()
@@ -391,39 +402,60 @@ def exercise_points(ex: dict, event: dict) -> float:
 
 
 class Launcher:
-    """How the grader starts a runner: in a fresh bubblewrap sandbox, or (``--no-sandbox``) as a subprocess."""
+    """How the grader starts a runner: in a fresh bubblewrap sandbox, or (``--no-sandbox``) as a subprocess.
 
-    def __init__(self, use_sandbox: bool, hidden: list, scratch_parent: Path, log=print):
+    Where the grader can use cgroups (``_cgroup``), each job also gets a control group of its own
+    that bounds its memory, processes and CPU share as a whole; where it cannot, that is said in
+    the log and in grades.json, and the per-process rlimits remain.
+    """
+
+    def __init__(self, use_sandbox: bool, hidden: list, scratch_parent: Path, log=print, *, memory_mb: int = 2048):
         self.use_sandbox = use_sandbox
         self.hidden = hidden
         self.scratch_parent = scratch_parent
         self.scratch: Path | None = None
         self.warnings: list[str] = []
         self.run_id = secrets.token_hex(8)
+        self.memory_mb = int(memory_mb)
         if use_sandbox:
             self.bwrap = _sandbox.find_bwrap()
             if self.bwrap is None:
                 raise _sandbox.SandboxUnavailable(_sandbox.INSTALL_HINT)
             self.paths = _sandbox.visible_paths(hidden)
             _sandbox.probe(self.paths, self.bwrap)
-            who = f"uid {_sandbox.SANDBOX_UID} (nobody)" if os.geteuid() == 0 else f"uid {os.geteuid()}"
+            who = (f"a host uid of its own per parallel job (from {_sandbox.SANDBOX_UID})" if os.geteuid() == 0
+                   else f"uid {os.geteuid()}")
             self.description = f"bubblewrap ({self.bwrap}), one sandbox per notebook, as {who}"
         else:
             self.bwrap = None
+            self.paths = _sandbox.visible_paths(hidden)
             self.scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=scratch_parent))
             self.description = "none (--no-sandbox)"
             self.warnings.append(NO_SANDBOX_WARNING)
             log("WARNING: " + NO_SANDBOX_WARNING)
+        self.cgroups, why = _cgroup.Cgroups.detect(self.run_id)
+        if self.cgroups is not None:
+            self.resources = self.cgroups.description
+        else:
+            self.resources = (f"no cgroups ({why}): each process of a notebook is limited by rlimits (memory, "
+                              "CPU time, processes), but not the notebook as a whole, nor its CPU share")
+            log(f"note: {self.resources}")
 
     def info(self) -> dict:
-        return {"sandbox": self.description, "warnings": list(self.warnings)}
+        return {"sandbox": self.description, "resources": self.resources, "warnings": list(self.warnings)}
 
-    def runner_command(self) -> list[str]:
+    def job_group(self, index: int) -> "_cgroup.JobGroup | None":
+        """The job's cgroup: the notebook's memory limit plus room for the runner, checkers and tmpfs."""
+        if self.cgroups is None:
+            return None
+        return self.cgroups.job(index, memory_mb=self.memory_mb + JOB_MEMORY_EXTRA_MB, pids=JOB_PIDS, cpus=1.0)
+
+    def runner_command(self, slot: int = 0) -> list[str]:
         cmd = [sys.executable, "-I", "-m", "minigrad.course._runner"] if self.use_sandbox else \
               [sys.executable, "-m", "minigrad.course._runner"]
         if not self.use_sandbox:
             return cmd
-        return _sandbox.outer_command(cmd, paths=self.paths, bwrap=self.bwrap)
+        return _sandbox.outer_command(cmd, paths=self.paths, bwrap=self.bwrap, uid=_sandbox.SANDBOX_UID + slot)
 
     def env(self) -> dict:
         if self.use_sandbox:
@@ -434,17 +466,22 @@ class Launcher:
     def job_spec(self, index: int) -> dict:
         """What the runner needs to know about its isolation."""
         if self.use_sandbox:
-            return {"isolation": "bwrap", "bwrap": self.bwrap, "python": sys.executable}
+            return {"isolation": "bwrap", "bwrap": self.bwrap, "python": sys.executable,
+                    "rebind": _sandbox._shadowed(self.paths)}
         base = self.scratch / f"{index:04d}"
         (base / "work").mkdir(parents=True)
         (base / "run").mkdir()
+        # the Python environment may sit inside the book's folder (the README's .venv): reading it is allowed
         return {"isolation": "local", "python": sys.executable, "workdir": str(base / "work"),
-                "rundir": str(base / "run"), "deny_read": [str(h) for h in self.hidden]}
+                "rundir": str(base / "run"), "deny_read": [str(h) for h in self.hidden],
+                "allow_read": list(self.paths)}
 
     def cleanup(self) -> None:
         if self.scratch is not None:
             shutil.rmtree(self.scratch, ignore_errors=True)
             self.scratch = None
+        if self.cgroups is not None:
+            self.cgroups.remove()
 
 
 def grade(submissions, out, *, source=None, timeout: float = 120, memory_mb: int = 2048, jobs: int = 2,
@@ -474,23 +511,53 @@ def grade(submissions, out, *, source=None, timeout: float = 120, memory_mb: int
     out.mkdir(parents=True, exist_ok=True)
     with RunLock(out), _Signals() as signals:
         clean_scratch(out, log)
-        iso = Launcher(sandbox, [root, subs, out], out, log)
+        iso = Launcher(sandbox, [root, subs, out], out, log, memory_mb=memory_mb)
         try:
-            rows, found = _grade_locked(subs, root, sources, chosen, iso, timeout=timeout, memory_mb=memory_mb,
-                                        jobs=jobs, log=log)
+            rows, found, early = _grade_locked(subs, root, sources, chosen, iso, timeout=timeout,
+                                               memory_mb=memory_mb, jobs=jobs, log=log)
         finally:
             iso.cleanup()
         signals.finishing = True
+        failed = [r for r in rows if r.get("not_graded")]
+        notes = list(found.log)
+        if failed:
+            who = sorted({r["student"] for r in failed})
+            notes.append(f"not graded (the grader's fault, not the students'): {len(failed)} rows of {len(who)} "
+                         f"students ({', '.join(who[:10])}{' ...' if len(who) > 10 else ''}): "
+                         f"{_first_reason(failed)}")
+            notes.append("no LMS file was written: most notebooks failed the same way; fix the cause and grade "
+                         "again" if early else "those students are left out of canvas.csv and moodle.csv "
+                         "until they are graded")
+        run = {**iso.info(), "not_graded": len(failed), **({"stopped_early": early} if early else {})}
         gradebook.write_gradebook(out, rows, title=lms_column or (chosen.title if chosen else "All chapters"),
                                   points=chosen.points if chosen else None, roster=roster_rows,
                                   lms_ids={st.id: st.lms_id for st in found.students if st.lms_id},
-                                  log_lines=found.log, run=iso.info(), log=log)
+                                  log_lines=notes, run=run, log=log, lms=not early)
     log(summary_table(rows))
     try:
         histogram(out / "scores_by_exercise.png", rows)
     except Exception as e:  # matplotlib missing or broken: the gradebook is what matters
         log(f"warning: no histogram ({type(e).__name__}: {e})")
+    if failed:
+        raise GradingIncomplete(early or _first_reason(failed), rows, stopped_early=bool(early))
     return rows
+
+
+def _first_reason(rows: list[dict]) -> str:
+    reasons = [r["not_graded"] for r in rows]
+    return max(set(reasons), key=reasons.count)
+
+
+class GradingIncomplete(RuntimeError):
+    """Notebooks that could not be graded for a reason that is not the student's (their rows say
+    "not graded: ..."). The gradebook is written; the LMS files leave those students out, or are
+    not written at all when the run stopped early."""
+
+    def __init__(self, cause: str, rows: list, stopped_early: bool = False):
+        self.cause, self.rows, self.stopped_early = cause, rows, stopped_early
+        n = sum(1 for r in rows if r.get("not_graded"))
+        super().__init__(("grading stopped early, no LMS file written: " if stopped_early else
+                          f"{n} exercise rows not graded: ") + cause)
 
 
 def _grade_locked(subs: Path, root: Path, sources: list, chosen, iso: Launcher, *, timeout, memory_mb, jobs,
@@ -513,6 +580,9 @@ def _grade_locked(subs: Path, root: Path, sources: list, chosen, iso: Launcher, 
             jobs_list.append({"key": key, "source": src, "index": len(jobs_list), "sub": sub})
     running = Jobs()
     lock = threading.Lock()
+    slots: queue.SimpleQueue = queue.SimpleQueue()
+    for k in range(max(1, int(jobs))):
+        slots.put(k)
     hard = float(timeout) + 90  # kernel start-up and the checkers' own start: the runner stops at `timeout`
 
     def work_on(job):
@@ -537,13 +607,32 @@ def _grade_locked(subs: Path, root: Path, sources: list, chosen, iso: Launcher, 
                 "timeout": float(timeout), "memory_mb": int(memory_mb), "bundle": bundle,
                 "course_dir": str(_course_dir()), "instructor_imports": src.instructor_imports,
                 "exercises": src.exercises}
-        events = run_job(running, iso.runner_command(), iso.env(), spec, files, hard)
+        slot = slots.get()  # a uid and a cgroup of its own for each job running at the same time
+        group = None
+        t0 = time.monotonic()
+        try:
+            group = iso.job_group(job["index"])
+            events = run_job(running, iso.runner_command(slot), iso.env(), spec, files, hard, group)
+        except OSError as e:  # the cgroup could not be made: the grader's problem, not the student's
+            events = [{"event": "runner-error", "infrastructure": True,
+                       "error": f"the job's cgroup could not be created ({e.strerror or e})"}]
+        finally:
+            if group is not None:
+                group.kill_and_remove()
+            slots.put(slot)
         rows = _rows_from_events(s, nbname, src, events)
+        for r in rows:
+            r["seconds"] = round(time.monotonic() - t0, 2)
+        if running.stopping.is_set() and any(r.get("not_graded") for r in rows):
+            return  # stopped by the run (early stop or a signal): said once, below
         with lock:
             rows_by_key[job["key"]] = rows
+            outcomes.append(next((r["not_graded"] for r in rows if r.get("not_graded")), ""))
             total = sum(r["points"] for r in rows)
             log(f"graded {s}/{nbname}: {total:g}/{sum(r['max_points'] for r in rows):g}")
 
+    outcomes: list[str] = []  # per finished job: why it could not be graded ("" when it was graded)
+    early = ""
     pool = ThreadPoolExecutor(max_workers=max(1, int(jobs)))
     try:
         pending = {pool.submit(work_on, j) for j in jobs_list}
@@ -551,11 +640,21 @@ def _grade_locked(subs: Path, root: Path, sources: list, chosen, iso: Launcher, 
             done, pending = wait(pending, timeout=0.5)
             for f in done:
                 f.result()
+            with lock:
+                early = early or _same_failure(outcomes, len(jobs_list))
+            if early and not running.stopping.is_set():
+                log(f"error: grading stopped early: most notebooks could not be graded: {early}")
+                running.stop_all()
     except BaseException:
         running.stop_all()
         raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+    for job in jobs_list:  # the notebooks an early stop left
+        if job["key"] not in rows_by_key:
+            s, nbname = job["key"]
+            rows_by_key[job["key"]] = [_not_graded(s, nbname, ex, f"grading stopped early ({early})")
+                                       for ex in job["source"].exercises]
     after = _tree_hash(subs)
     changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
     rows = []
@@ -575,7 +674,21 @@ def _grade_locked(subs: Path, root: Path, sources: list, chosen, iso: Launcher, 
             rows.extend(rs)
     if changed:
         log(f"warning: files in the submissions folder changed during grading: {changed[:10]}")
-    return rows, found
+    return rows, found, early
+
+
+EARLY_STOP_AFTER = 4  # notebooks that must have failed the same way before a run stops
+
+
+def _same_failure(outcomes: list[str], total: int) -> str:
+    """The reason, when most notebooks so far (at least EARLY_STOP_AFTER) failed the same way for the grader's."""
+    if len(outcomes) < min(EARLY_STOP_AFTER, total):
+        return ""
+    reasons = [o for o in outcomes if o]
+    if not reasons:
+        return ""
+    top = max(set(reasons), key=reasons.count)
+    return top if reasons.count(top) * 2 > len(outcomes) else ""
 
 
 def _rows_from_events(student: str, notebook: str, src: SourceNotebook, events: list) -> list[dict]:
@@ -585,14 +698,25 @@ def _rows_from_events(student: str, notebook: str, src: SourceNotebook, events: 
     for ex in src.exercises:
         e = got.get(ex["id"])
         if e is None:
-            why = ("time limit exceeded (the notebook was stopped)" if problem and problem["event"] == "killed"
-                   else f"not graded ({problem.get('error', 'grader error')})" if problem else "not graded")
-            rows.append(_row(student, notebook, ex, 0.0, why))
+            if problem and problem["event"] == "killed":
+                rows.append(_row(student, notebook, ex, 0.0, "time limit exceeded (the notebook was stopped)"))
+            else:  # the runner itself failed: nothing the student's code can do (it runs in a nested sandbox)
+                why = str((problem or {}).get("error") or "the grading sandbox gave no result")[:300]
+                rows.append(_not_graded(student, notebook, ex, why))
+        elif e.get("infrastructure"):
+            rows.append(_not_graded(student, notebook, ex, str(e.get("feedback", ""))[len("not graded: "):][:500]))
         else:
             flagged = str(e.get("flagged") or "")
             rows.append(_row(student, notebook, ex, exercise_points(ex, e), str(e.get("feedback", "")),
                              flagged=flagged, parts=[] if flagged else e.get("parts")))
     return rows
+
+
+def _not_graded(student, notebook, ex, why: str) -> dict:
+    """A row the grader could not grade for a reason of its own: no points, and never in an LMS file."""
+    row = _row(student, notebook, ex, 0.0, f"not graded: {why}")
+    row["not_graded"] = why
+    return row
 
 
 def _row(student, notebook, ex, points, feedback, flagged: str = "", parts=None) -> dict:

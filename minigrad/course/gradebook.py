@@ -30,17 +30,19 @@ MOODLE_ID_COLUMNS = ["ID number", "Username", "Email address"]
 ROSTER_KEY = "folder"
 LOG_NAME = "grading_log.txt"
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+_BLANKS = " \u00a0\u2007\u202f\u3000"  # spaces a spreadsheet skips before reading a formula
 
 
 def escape_cell(value) -> str:
     """A cell a spreadsheet shows as text: a leading ``=``, ``+``, ``-``, ``@``, tab or line break
-    (which Excel, LibreOffice and Google Sheets would run as a formula) gets a ``'`` before it."""
+    (which Excel, LibreOffice and Google Sheets would run as a formula), also after spaces or
+    non-breaking spaces, gets a ``'`` before it."""
     if isinstance(value, float):
         return f"{value:g}"
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
     text = "" if value is None else str(value)
-    return "'" + text if text.startswith(_FORMULA_START) else text
+    return "'" + text if text.lstrip(_BLANKS).startswith(_FORMULA_START) else text
 
 
 def _csv_text(header: list, rows: list) -> str:
@@ -125,11 +127,12 @@ def totals(rows: list[dict]) -> dict[str, list]:
 
 def write_gradebook(out: Path, rows: list[dict], *, title: str = "minigrad-course", points: float | None = None,
                     lms_ids: dict | None = None, roster: dict | None = None, log_lines=(), run: dict | None = None,
-                    log=print) -> None:
+                    log=print, lms: bool = True) -> None:
     """Write every gradebook file into ``out`` (each atomically). ``points``: the assignment's total
     (default: the sum of each student's max points); ``lms_ids``: student -> an LMS user id known
     from the submission itself (Canvas's flat file names); ``run``: how the run was isolated
-    (``sandbox``, ``warnings``), recorded in grades.json."""
+    (``sandbox``, ``warnings``), recorded in grades.json. A student with a row the grader could not
+    grade (``not_graded``) is left out of the LMS files; ``lms=False`` writes none (and removes old ones)."""
     out = Path(out)
     roster = roster or {}
     lms_ids = lms_ids or {}
@@ -152,6 +155,18 @@ def write_gradebook(out: Path, rows: list[dict], *, title: str = "minigrad-cours
         notes.append(f"{s}: in the roster, but no submission folder: left out of every gradebook file")
     # Canvas: https://community.canvaslms.com "How do I import grades in the Gradebook?": the five
     # identity columns, one column per assignment, and the optional "Points Possible" row.
+    incomplete = {r["student"] for r in rows if r.get("not_graded")}
+    if not lms:
+        for name in ("canvas.csv", "moodle.csv"):
+            try:
+                os.unlink(out / name)  # an earlier run's files would look like this run's
+            except FileNotFoundError:
+                pass
+        atomic_write(out / LOG_NAME, "".join(line.rstrip() + "\n" for line in notes) or "nothing to report\n")
+        for line in notes:
+            log(f"note: {line}")
+        return
+    tot = {s: t for s, t in tot.items() if s not in incomplete}
     canvas = [["Points Possible", "", "", "", "", possible]]
     unidentified = []
     for s, (p, _) in tot.items():

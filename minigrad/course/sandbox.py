@@ -10,9 +10,11 @@ network namespaces, so it sees only
 * its own processes (``/proc`` of its PID namespace) and no network but its own loopback.
 
 The instructor's book, the other submissions, the gradebook folder and the grader's processes
-do not exist in there. It runs as an unprivileged uid (when the grader runs as root it drops to
-``nobody`` first: a root-owned bubblewrap prepares the folders, then an unprivileged one builds
-the sandbox), with ``no_new_privs``. The runner inside starts the kernel and each checker in a
+do not exist in there. It runs as an unprivileged uid (when the grader runs as root it drops to a
+uid of the job's own first, one per parallel job: a root-owned bubblewrap prepares the folders,
+then an unprivileged one builds the sandbox), with ``no_new_privs``. The sandbox's own folders
+(``/tmp``, ``/home``, ``/run``, ``/dev/shm``) are size-limited tmpfs mounted *before* the Python
+environment is bound, so a venv or a clone under ``/tmp`` or a home folder stays visible. The runner inside starts the kernel and each checker in a
 nested sandbox (``nested_command``) with its own PID namespace, so that the student's code cannot
 see, signal or trace the runner. When the sandbox's first process dies, the kernel kills every
 process in it: nothing outlives a grading job.
@@ -26,12 +28,16 @@ import sys
 import sysconfig
 from pathlib import Path
 
-SANDBOX_UID = 65534          # nobody: used when the grader runs as root
+SANDBOX_UID = 1_800_000_000  # grader as root: job k runs as host uid SANDBOX_UID + k (no /etc/passwd entry,
+                             # no file of the host, no per-user quota shared with another job)
 HOME = "/home/student"       # the student's working copy (the kernel's cwd)
 RUN = "/run/grader"          # the runner's folder: the kernel's connection file
 ETC = ["/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime",
        "/etc/fonts", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/mime.types"]
 SYSTEM = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"]
+PRIVATE = ["/tmp", "/home", "/run"]   # each sandbox's own (tmpfs): host paths there must be bound again
+SHM_MB = 64                  # /dev/shm of every sandbox (bwrap's own /dev tmpfs would have no size)
+RUN_MB = 16                  # /run: the kernel's connection file
 
 INSTALL_HINT = (
     "the grader runs every submission in an operating-system sandbox made with bubblewrap, and `bwrap` "
@@ -109,43 +115,73 @@ def _ancestors(paths: list[str]) -> list[str]:
     return sorted(out, key=lambda s: s.count("/"))
 
 
+def _shadowed(paths: list[str]) -> list[str]:
+    """The visible paths that a sandbox's own writable folders (/tmp, /home, /run) would hide.
+
+    A virtual environment or a clone under /tmp or a home folder is bound again on top of the
+    private tmpfs, so that the interpreter is found wherever Python lives.
+    """
+    return [p for p in paths if any(_under(p, d) for d in PRIVATE)]
+
+
+def _dev(shm_mb: int) -> list[str]:
+    """A minimal /dev whose only writable part is a size-limited /dev/shm (bwrap's /dev tmpfs has no size)."""
+    return ["--dev", "/dev", "--size", str(shm_mb << 20), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
+
+
 def outer_command(cmd: list[str], *, paths: list[str], bwrap: str, tmp_mb: int = 256, home_mb: int = 256,
-                  as_root: bool | None = None) -> list[str]:
-    """The command line that runs ``cmd`` in a new grading sandbox (started by the grader)."""
+                  as_root: bool | None = None, uid: int = SANDBOX_UID) -> list[str]:
+    """The command line that runs ``cmd`` in a new grading sandbox (started by the grader).
+
+    The private folders are mounted first and the system and Python environment bound after
+    them: a venv under /tmp or /home stays visible. ``uid`` (grader running as root): the host
+    uid the sandbox runs as, one per parallel job, so that no per-user quota of the kernel
+    (processes, namespaces) is shared between two students' sandboxes.
+    """
     ex = exercises_dir()
     inner = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--hostname", "grader",
-             *_binds(paths),
-             # the exercise checks are not files in the sandbox: only their package marker
-             "--tmpfs", ex, "--ro-bind", os.path.join(ex, "__init__.py"), os.path.join(ex, "__init__.py"),
-             "--proc", "/proc", "--dev", "/dev",
+             "--proc", "/proc", *_dev(SHM_MB),
              "--size", str(tmp_mb << 20), "--tmpfs", "/tmp",
              "--size", str(home_mb << 20), "--tmpfs", "/home",
-             "--tmpfs", "/run", "--dir", RUN,
+             "--size", str(RUN_MB << 20), "--tmpfs", "/run", "--dir", RUN,
+             *_binds(paths),
+             # the exercise checks are not files in the sandbox: only their package marker
+             "--size", str(1 << 20), "--tmpfs", ex,
+             "--ro-bind", os.path.join(ex, "__init__.py"), os.path.join(ex, "__init__.py"),
              "--chdir", "/tmp", "--", *cmd]
     if as_root is None:
         as_root = os.geteuid() == 0
     if not as_root:
         return inner
-    # root: bubblewrap as root prepares the folders (some may be under /root), then drops to nobody
+    # root: bubblewrap as root prepares the folders (some may be under /root), then drops to the job's uid
     chmods = [a for d in _ancestors(paths) for a in ("--chmod", "0755", d)]
     return [bwrap, "--die-with-parent", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID",
-            *_binds(paths), *chmods, "--bind", "/proc", "/proc", "--dev", "/dev", "--dir", "/tmp",
-            "--", sys.executable, "-I", "-S", "-c", _DROP, str(SANDBOX_UID), *inner]
+            "--bind", "/proc", "/proc", "--dev", "/dev", "--dir", "/tmp", *_binds(paths), *chmods,
+            "--", sys.executable, "-I", "-S", "-c", _DROP, str(uid), *inner]
 
 
 def nested_command(cmd: list[str], *, bwrap: str, home: bool, network: bool, proc: bool, tmp_mb: int = 128,
-                   chdir: str | None = None) -> list[str]:
-    """Inside a sandbox: a sandbox for the kernel (``home``, shared loopback) or a checker (nothing)."""
-    args = [bwrap, "--ro-bind", "/", "/", "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-            "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--dev", "/dev"]
+                   chdir: str | None = None, rebind=()) -> list[str]:
+    """Inside a sandbox: a sandbox for the kernel (``home``, shared loopback) or a checker (nothing).
+
+    ``rebind``: the Python environment's paths under /tmp or /home (``_shadowed``), bound again
+    over this sandbox's own tmpfs. ``--disable-userns``: the student's code cannot create user
+    namespaces, so no host-wide namespace quota is within its reach.
+    """
+    args = [bwrap, "--ro-bind", "/", "/", "--unshare-user", "--disable-userns", "--unshare-pid",
+            "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent", "--new-session",
+            *_dev(SHM_MB)]
     if not network:
         args.append("--unshare-net")
-    args += ["--proc", "/proc"] if proc else ["--tmpfs", "/proc"]
+    args += ["--proc", "/proc"] if proc else ["--size", str(1 << 20), "--tmpfs", "/proc"]
     args += ["--size", str(tmp_mb << 20), "--tmpfs", "/tmp"]
     if home:
         args += ["--bind", HOME, HOME]
     else:
-        args += ["--tmpfs", "/home", "--tmpfs", RUN]
+        args += ["--size", str(1 << 20), "--tmpfs", "/home", "--size", str(1 << 20), "--tmpfs", RUN]
+    for p in rebind:
+        if not (home and _under(p, HOME)):
+            args += ["--ro-bind", p, p]
     args += ["--chdir", chdir or (HOME if home else "/tmp"), "--", *cmd]
     return args
 
@@ -153,7 +189,7 @@ def nested_command(cmd: list[str], *, bwrap: str, home: bool, network: bool, pro
 def probe(paths: list[str], bwrap: str) -> None:
     """Start a sandbox with a nested one inside; raise SandboxUnavailable with the reason if it fails."""
     code = ("import subprocess,sys;"
-            f"r=subprocess.run({nested_command(['true'], bwrap=bwrap, home=False, network=False, proc=False)!r},"
+            f"r=subprocess.run({nested_command(['true'], bwrap=bwrap, home=False, network=False, proc=False, rebind=_shadowed(paths))!r},"
             "capture_output=True,text=True);print('ok' if r.returncode==0 else 'nested: '+r.stderr)")
     cmd = outer_command([sys.executable, "-I", "-S", "-c", code], paths=paths, bwrap=bwrap)
     try:
@@ -187,7 +223,7 @@ def sandbox_env(extra: dict) -> dict:
     """The whole environment of a sandbox: nothing of the grader's own variables."""
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "HOME": HOME,
            "TMPDIR": "/tmp", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1",
-           "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "MALLOC_ARENA_MAX": "2",
+           "USER": "student", "LOGNAME": "student", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "MALLOC_ARENA_MAX": "2",
            "MPLBACKEND": "Agg"}
     if os.environ.get("VIRTUAL_ENV"):
         env["VIRTUAL_ENV"] = os.environ["VIRTUAL_ENV"]
