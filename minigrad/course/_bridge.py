@@ -322,6 +322,7 @@ class Peer:
         self._req = itertools.count(1)
         self.depth = 0
         self.broken: str | None = None  # set on the first ProtocolError: every later request fails
+        self.remote_serves = frozenset(wire.REQUESTS)  # what the other side answers (the judge: call, vjp)
 
     # ---------------------------------------------------------------- requests (this side asks)
     def request(self, op: str, **fields: Any) -> dict:
@@ -363,9 +364,13 @@ class Peer:
         return self.decode(self.request("lookup", name=name)["value"])
 
     def getattr(self, rid: int, name: str) -> Any:
+        if "getattr" not in self.remote_serves:  # the judge's functions are opaque to the student's code
+            raise AttributeError(f"the grader's function has no attribute {name!r} that your code may read")
         return self.decode(self.request("getattr", obj=rid, name=name)["value"])
 
     def repr(self, rid: int) -> str:
+        if "repr" not in self.remote_serves:
+            return "<a function of the grader>"
         v = self.decode(self.request("repr", obj=rid)["value"])
         return v[:MAX_REPR] if type(v) is str else "<remote object>"
 
@@ -438,6 +443,8 @@ class Peer:
                 t._bump_version()
             if "grad" in eff:
                 g = self.decode(eff["grad"])
+                if g is not None and (type(g) is not Tensor or g._data.shape != t._data.shape):
+                    raise ProtocolError("effect: a .grad of another shape")
                 try:
                     t.grad = None if g is None else g.detach()
                 except (RuntimeError, TypeError, ValueError, AttributeError):
@@ -484,6 +491,8 @@ class Peer:
             return {"k": "scalar", "dtype": d["dtype"], "b64": d["b64"]}
         if t is Tensor:
             d = {"k": "tensor", **wire.array_to_wire(v._data), "rg": bool(v.requires_grad)}
+            if v.is_leaf and v.grad is not None:
+                d["grad"] = {"k": "tensor", **wire.array_to_wire(v.grad._data), "rg": False}
             if sent is not None:
                 sent.append(v)
             if v.requires_grad:
@@ -544,6 +553,11 @@ class Peer:
                 if arr.dtype.kind != "f":
                     raise ProtocolError("a tensor of an integer or bool dtype that requires grad")
                 t.requires_grad_(True)
+            if "grad" in v:
+                g = wire.array_from_wire(v["grad"])
+                if g.shape != arr.shape:
+                    raise ProtocolError("a tensor whose .grad has another shape")
+                t.grad = Tensor._wrap(g.astype(arr.dtype, copy=False))
             if received is not None:
                 received.append(t)
             if "leaf" in v:
@@ -625,17 +639,18 @@ class Peer:
         kwargs = {k: self.decode(a, None, leaves, received) for k, a in msg["kwargs"]}
         if leaves and not msg["graph"]:
             raise ProtocolError("graph inputs in a call that asked for no graph")
-        versions = [t._version for t in received]
+        before = [(t._version, t.grad, None if t.grad is None else t.grad._data.copy()) for t in received]
         with minigrad.set_grad_enabled(msg["grad"] or msg["graph"]):
             result = target(*args, **kwargs)
         reply = self._reply(result, leaves if msg["graph"] else None)
         effects = []
-        for i, (t, ver) in enumerate(zip(received, versions)):
+        for i, (t, (ver, grad, grad_data)) in enumerate(zip(received, before)):
             eff: dict = {"i": i}
             if t._version != ver:
                 eff["data"] = self.encode(t.detach())
-            if t.is_leaf and t.grad is not None:
-                eff["grad"] = self.encode(t.grad.detach())
+            now = t.grad if t.is_leaf else grad
+            if now is not grad or (now is not None and not np.array_equal(now._data, grad_data)):
+                eff["grad"] = self.encode(None if now is None else now.detach())
             if len(eff) > 1:
                 effects.append(eff)
         if effects:
@@ -715,6 +730,19 @@ class Bridge(Peer):
     def __init__(self, send: Callable[[dict], dict] | None = None):
         super().__init__(send, serves=frozenset({"call", "vjp"}), exports="callables")
 
+    def verify(self) -> bool:
+        """One more round trip: False (and ``broken`` set) if a reply was forged or left unread.
+
+        A frame written by the student's code that happened to parse as the reply to a request
+        leaves the worker's real reply in the pipe; this request then reads a reply to another
+        request, which is a ProtocolError. Call it after the check, before trusting its verdict.
+        """
+        try:
+            self.request("lookup", name="__load_error__")
+        except ProtocolError:
+            return False
+        return self.broken is None
+
     def namespace(self, names) -> dict:
         """{name: proxy or value} for the student's names that the worker has."""
         out = {}
@@ -724,3 +752,23 @@ class Bridge(Peer):
             except NameError:
                 pass
         return out
+
+
+def start_worker(load: list, values: dict | None = None, *, timeout: float | None = 60.0,
+                 command: list[str] | None = None, env: dict | None = None):
+    """A worker process (``python -m minigrad.course._worker``) on pipes, and the judge's Bridge to it.
+
+    Returns ``(bridge, process)``. ``values``: already encoded by ``_values.encode``. Close
+    ``process.stdin`` (or kill it) when done. The grader's runner will relay these frames
+    instead; this is the direct form (tests, ``--no-sandbox``).
+    """
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen(command or [sys.executable, "-m", "minigrad.course._worker"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+    transport = PipeTransport(proc.stdout.fileno(), proc.stdin.fileno(), timeout)
+    transport.io.write({"load": load, "values": values or {}})
+    bridge = Bridge(transport.send)
+    transport.on_request = bridge.handle
+    return bridge, proc

@@ -88,7 +88,8 @@ _VALUE_FIELDS: dict[str, tuple[set, set]] = {
     "scalar": ({"dtype", "b64"}, set()),
     # rg: requires_grad; leaf: in a request, the index among the call's graph inputs;
     # out: in a reply, the index among the call's graph outputs (the tensor is bridged)
-    "tensor": ({"dtype", "shape", "b64", "rg"}, {"leaf", "out"}),
+    # grad: the tensor's .grad (a tensor value without grad of its own)
+    "tensor": ({"dtype", "shape", "b64", "rg"}, {"leaf", "out", "grad"}),
     "handle": ({"id", "kind", "name"}, set()),   # an object of the sender's table
     "ref": ({"id"}, set()),                       # an object of the receiver's own table
 }
@@ -131,6 +132,10 @@ def check_value(v: Any, depth: int = 0) -> None:
             for f in ("leaf", "out"):
                 if f in v:
                     _int(v[f], f"tensor {f}", 0, MAX_ITEMS)
+            if "grad" in v:
+                g = v["grad"]
+                check_value(g, depth + 1)
+                _need(g["k"] == "tensor" and not ({"grad", "leaf", "out"} & set(g)), "tensor grad: expected a plain tensor")
     elif kind == "handle":
         _int(v["id"], "handle id", 1)
         _need(v["kind"] in HANDLE_KINDS, "handle: unknown kind")
@@ -285,11 +290,17 @@ class FrameIO:
             out = out[n:]
 
     def _fill(self, deadline: float | None) -> bool:
-        if deadline is not None:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([self.read_fd], [], [], left)[0]:
+        while True:  # select first: the fd may have been made non-blocking by the student's code
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
                 raise ProtocolError(f"the peer did not answer within {self.timeout:g} s")
-        chunk = os.read(self.read_fd, 1 << 16)
+            if not select.select([self.read_fd], [], [], left)[0]:
+                continue
+            try:
+                chunk = os.read(self.read_fd, 1 << 16)
+            except BlockingIOError:  # someone else read it first
+                continue
+            break
         if not chunk:
             return False
         self._buf += chunk

@@ -28,6 +28,7 @@ class Worker(Peer):
 
     def __init__(self, namespace: dict, load_error: str | None = None):
         super().__init__(None, exports="all")
+        self.remote_serves = frozenset({"call", "vjp"})  # the judge answers callbacks only
         self.namespace = dict(namespace)
         self.namespace[LOAD_ERROR] = load_error
 
@@ -54,10 +55,14 @@ def make_worker(load: list, values: dict) -> Worker:
     return Worker(ns, error)
 
 
-def serve(read_fd: int, write_fd: int, load: list, values: dict, timeout: float | None = None) -> None:
-    """Load the student's definitions, then answer requests on ``read_fd`` until it closes."""
+def serve(read_fd: int, write_fd: int, load: list, values: dict, timeout: float | None = None,
+          transport: PipeTransport | None = None) -> None:
+    """Load the student's definitions, then answer requests on ``read_fd`` until it closes.
+
+    ``transport``: one that already read from ``read_fd`` (its buffer may hold the first request).
+    """
     worker = make_worker(load, values)
-    transport = PipeTransport(read_fd, write_fd, timeout)
+    transport = transport or PipeTransport(read_fd, write_fd, timeout)
     worker.send = transport.send
     transport.on_request = worker.handle
     transport.serve_forever()
@@ -100,12 +105,12 @@ def main(argv: list[str] | None = None) -> None:
     sys.stdout = open(os.devnull, "w")
     import minigrad  # noqa: F401  (before the student's code)
 
-    io = wire.FrameIO(read_fd, write_fd)
-    msg = io.read()
+    transport = PipeTransport(read_fd, write_fd, None)  # the judge keeps the time, the worker waits
+    msg = transport.io.read()
     if msg is None:
         os._exit(0)
     load, values = _setup(msg)
-    serve(read_fd, write_fd, load, values)
+    serve(read_fd, write_fd, load, values, transport=transport)
     os._exit(0)
 
 

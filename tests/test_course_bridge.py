@@ -1,0 +1,531 @@
+"""The grading bridge (issue 22): checks run on proxies, the student's code in another process.
+
+What is proved here:
+
+* the wire format: values round-trip exactly; unknown fields, unknown kinds, malformed frames and
+  values over a limit are a ProtocolError;
+* the proxies: a student's Function is a real ``Function`` subclass on the judge, autograd works
+  through the bridge to any order, callbacks go the other way, exceptions keep their builtin type;
+* parity: the REAL checks (``run_check``) give the same verdict, points and message on the proxy
+  of an answer as on the answer itself, for correct and wrong answers of chapters 2, 3, 5, 7, 10
+  (the wrong ones from ``tests/exercise_catalogue``), with the worker in this process and, for a
+  few, in a subprocess;
+* the attacks of issue 22: forged replies written to every fd and reads of fd 0 end in a
+  ProtocolError or an honest failure, never a pass, and no check text reaches the worker.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import minigrad
+from minigrad.autograd import Function
+from minigrad.course import _bridge, _bridge_wire as wire, _worker, run_check
+from minigrad.course._bridge_wire import ProtocolError
+
+import exercise_catalogue  # noqa: E402  (tests/exercise_catalogue/)
+from exercise_catalogue import function as _fn  # noqa: E402
+
+PRELUDE = "import numpy as np\nimport minigrad as torch\nfrom minigrad.autograd import Function\n\n"
+FILENAME = "<student In [7]>"
+
+
+CHAPTER = "x0 = torch.tensor([1.0, -2.0, 0.5])\nv0 = torch.tensor([0.5, 1.0, -2.0])\n"  # ch07's constants
+
+
+def _load(code: str) -> list:
+    """The checker's ``load`` list for a cell: the top-level statements that the grader loads
+    (definitions; a computed value such as ``by_hand = ...`` comes as a value, see ``_values``)."""
+    from minigrad.course import _extract
+
+    src = PRELUDE + code
+    stmts = [i for i, s in enumerate(ast.parse(src).body) if not _extract.vet(s)]
+    return [{"source": src, "filename": FILENAME, "stmts": stmts, "label": "In [7]"}]
+
+
+def _values(code: str) -> dict:
+    """What the kernel computed: the names that the grader does not load as definitions."""
+    from minigrad.course import _extract
+
+    ns: dict = {}
+    exec(compile(PRELUDE + CHAPTER + code, "<kernel>", "exec"), ns)
+    names = [t.id for s in ast.parse(code).body if _extract.vet(s) and isinstance(s, ast.Assign)
+             for t in s.targets if isinstance(t, ast.Name)]
+    return {n: ns[n] for n in names}
+
+
+def _local(code: str) -> tuple[_bridge.Bridge, _worker.Worker]:
+    worker = _worker.make_worker(_load(code), _values(code))
+    assert worker.namespace[_worker.LOAD_ERROR] is None, worker.namespace[_worker.LOAD_ERROR]
+    judge = _bridge.Bridge()
+    _bridge.local_pair(judge, worker)
+    return judge, worker
+
+
+# ------------------------------------------------------------------------------ solutions
+CUBE = _fn("Cube", "        ctx.save_for_backward(x)\n        return x * x * x",
+           "        x, = ctx.saved_tensors\n        return grad_output * 3 * x * x")
+EXP = _fn("Exp", "        out = torch.exp(x)\n        ctx.save_for_backward(out)\n        return out",
+          "        out, = ctx.saved_tensors\n        return grad_output * out")
+MULADD = _fn("MulAdd", "        ctx.save_for_backward(a, b)\n        return a * b + c",
+             "        a, b = ctx.saved_tensors\n        na, nb, nc = ctx.needs_input_grad\n"
+             "        return (grad_output * b if na else None, grad_output * a if nb else None,\n"
+             "                grad_output if nc else None)", args="a, b, c")
+LEAKY = _fn("LeakyReLUFunction", "        ctx.save_for_backward(input)\n        ctx.negative_slope = negative_slope\n"
+            "        return torch.where(input > 0, input, input * negative_slope)",
+            "        input, = ctx.saved_tensors\n"
+            "        return torch.where(input > 0, grad_output, grad_output * ctx.negative_slope), None",
+            args="input, negative_slope=0.01")
+RELU_MASK = _fn("ReLUMaskFunction", "        mask = input > 0\n        ctx.save_for_backward(mask)\n"
+                "        return torch.where(mask, input, torch.zeros_like(input))",
+                "        mask, = ctx.saved_tensors\n"
+                "        return torch.where(mask, grad_output, torch.zeros_like(grad_output))", args="input")
+HVP = ("def hessian_vector_product(f, x, v):\n"
+       "    (grad,) = torch.autograd.grad(f(x), x, create_graph=True)\n"
+       "    (Hv,) = torch.autograd.grad((grad * v).sum(), x)\n    return Hv\n\n"
+       "x0 = torch.tensor([1.0, -2.0, 0.5])\nv0 = torch.tensor([0.5, 1.0, -2.0])\n"
+       "by_hand = 12 * x0.detach() ** 2 * v0\n")
+SGD_STEP = ("def sgd_step(parameters, lr, weight_decay):\n    with torch.no_grad():\n"
+            "        for p in parameters:\n            p -= lr * (p.grad + weight_decay * p)\n")
+
+
+def _catalogue(ex_id: str) -> list:
+    mods = exercise_catalogue.load()
+    return [w for m in mods.values() for w in m.WRONG if w.exercise == ex_id]
+
+
+def _answer_name(ex_id: str, code: str) -> str:
+    names = {"ch02-ex1": "Cube", "ch02-ex2": "Exp", "ch02-ex3": "MulAdd", "ch03-ex1": "LeakyReLUFunction",
+             "ch03-ex2": "ReLUMaskFunction", "ch07-ex1": "ExpTwice", "ch07-ex2": "LogCoshFixed",
+             "ch07-ex3": "hessian_vector_product", "ch05-ex3": "my_gradcheck", "ch10-ex2": "sgd_step",
+             "ch01-ex3": "count_nodes"}
+    return names[ex_id]
+
+
+CORRECT = {"ch02-ex1": CUBE, "ch02-ex2": EXP, "ch02-ex3": MULADD, "ch03-ex1": LEAKY, "ch03-ex2": RELU_MASK,
+           "ch07-ex3": HVP, "ch10-ex2": SGD_STEP,
+           "ch05-ex3": exercise_catalogue.load()[5]._my_gradcheck()}
+
+
+def _cases():
+    out = []
+    for ex_id, code in CORRECT.items():
+        out.append(pytest.param(ex_id, code, id=f"{ex_id}-solution"))
+    for ex_id in ["ch02-ex1", "ch02-ex2", "ch02-ex3", "ch03-ex1", "ch03-ex2", "ch07-ex1", "ch07-ex2", "ch07-ex3",
+                  "ch05-ex3", "ch10-ex2"]:
+        for k, w in enumerate(_catalogue(ex_id)):
+            out.append(pytest.param(ex_id, w.code, id=f"{ex_id}-{w.kind}-{k}"))
+    return out
+
+
+def _kwargs(ex_id: str, ns) -> dict:
+    if ex_id == "ch07-ex3":
+        return {"by_hand": ns["by_hand"]}
+    return {}
+
+
+def _in_process(ex_id: str, code: str):
+    ns, err = _worker.load_namespace(_load(code), _values(code))
+    assert err is None, err
+    return run_check(ex_id, ns[_answer_name(ex_id, code)], **_kwargs(ex_id, ns))
+
+
+def _through_bridge(judge: _bridge.Bridge, ex_id: str, code: str):
+    answer = judge.lookup(_answer_name(ex_id, code))
+    kw = {"by_hand": judge.lookup("by_hand")} if ex_id == "ch07-ex3" else {}
+    return run_check(ex_id, answer, **kw)
+
+
+def _same(a, b) -> None:
+    assert (a.passed, a.points, a.max_points) == (b.passed, b.points, b.max_points), (a.message, b.message)
+    assert a.message == b.message
+    assert a.parts == b.parts
+
+
+# ------------------------------------------------------------------------------ the wire
+def _roundtrip(value):
+    peer = _bridge.Peer()
+    enc = peer.encode(value)
+    wire.check_value(json.loads(json.dumps(enc)))
+    return peer.decode(json.loads(json.dumps(enc)))
+
+
+def test_values_round_trip_exactly():
+    value = [None, True, False, 0, -2**62, 1.5, float("inf"), float("-inf"), "é\n", (1, [2.0]), {"a": {"b": ()}},
+             np.float32(2.5), np.int64(7), np.bool_(True)]
+    got = _roundtrip(value)
+    assert got[:5] == value[:5] and got[5:8] == value[5:8] and got[8:11] == value[8:11]
+    assert type(got[9]) is tuple and type(got[9][1]) is list
+    for g, v in zip(got[11:], value[11:]):
+        assert type(g) is type(v) and g == v
+    nan = _roundtrip(float("nan"))
+    assert type(nan) is float and np.isnan(nan)
+    for dtype in sorted(wire.DTYPES):
+        a = (np.arange(6) % 3).astype(dtype).reshape(2, 3)
+        b = _roundtrip(a)
+        assert b.dtype == a.dtype and b.shape == a.shape and np.array_equal(a, b) and b.flags.writeable
+    t = _roundtrip(minigrad.tensor([[1.0, np.nan]], dtype=minigrad.float32, requires_grad=True))
+    assert type(t) is minigrad.Tensor and t.dtype == minigrad.float32 and t.requires_grad and t.is_leaf
+    assert np.isnan(t.detach().numpy()[0, 1])
+
+
+@pytest.mark.parametrize("bad, why", [
+    ({"k": "str", "v": "x", "extra": 1}, "unknown field"),
+    ({"k": "pickle", "v": "gASV"}, "unknown kind"),
+    ({"k": "array", "dtype": "object", "shape": [1], "b64": ""}, "dtype not allowed"),
+    ({"k": "array", "dtype": "float64", "shape": [2], "b64": "AAAAAAAAAAA="}, "byte count"),
+    ({"k": "str", "v": "x" * (wire.MAX_STR + 1)}, "at most"),
+    ({"k": "list", "items": [{"k": "none"}] * (wire.MAX_ITEMS + 1)}, "at most"),
+    ({"k": "int", "v": 2**70}, "integer"),
+    ({"k": "bool", "v": 1}, "true or false"),
+    ({"k": "handle", "id": 3, "kind": "module", "name": "os"}, "unknown kind"),
+])
+def test_malformed_values_are_refused(bad, why):
+    with pytest.raises(ProtocolError, match=why):
+        wire.check_value(bad)
+        _bridge.Peer().decode(bad)
+
+
+def test_nesting_is_limited():
+    v = {"k": "none"}
+    for _ in range(wire.MAX_DEPTH + 2):
+        v = {"k": "list", "items": [v]}
+    with pytest.raises(ProtocolError, match="deeper"):
+        wire.check_value(v)
+
+
+def test_replies_are_checked_field_by_field():
+    ok = {"re": 4, "value": {"k": "none"}}
+    assert wire.check_reply(ok, 4) is ok
+    with pytest.raises(ProtocolError, match="expected 5"):
+        wire.check_reply(ok, 5)
+    with pytest.raises(ProtocolError, match="unknown field"):
+        wire.check_reply({**ok, "verdict": "pass"}, 4)
+    with pytest.raises(ProtocolError, match="unknown or missing op"):
+        wire.check_request({"op": "exec", "id": 1, "source": "print(1)"})
+    with pytest.raises(ProtocolError, match="unknown field"):
+        wire.check_request({"op": "lookup", "id": 1, "name": "x", "hidden": "..."})
+
+
+def test_frames_are_strict():
+    r, w = os.pipe()
+    io = wire.FrameIO(r, w, timeout=2)
+    io.write({"re": 1, "value": {"k": "none"}})
+    assert io.read() == {"re": 1, "value": {"k": "none"}}
+    os.write(w, b'{"phase": "check", "results": []}\n')
+    with pytest.raises(ProtocolError, match="not a number|no length"):
+        io.read()
+    r2, w2 = os.pipe()
+    io2 = wire.FrameIO(r2, w2, timeout=2)
+    os.write(w2, b"5\n[NaN]")
+    with pytest.raises(ProtocolError, match="NaN"):
+        io2.read()
+    r3, w3 = os.pipe()
+    io3 = wire.FrameIO(r3, w3, timeout=0.3)
+    with pytest.raises(ProtocolError, match="did not answer"):
+        io3.read()
+    for fd in (r, w, r2, w2, r3, w3):
+        os.close(fd)
+
+
+# ------------------------------------------------------------------------------ the proxies
+def test_a_student_function_is_a_real_function_on_the_judge():
+    judge, worker = _local(CUBE)
+    Cube = judge.lookup("Cube")
+    assert isinstance(Cube, type) and issubclass(Cube, Function) and Cube.__name__ == "Cube"
+    x = minigrad.tensor([1.0, -2.0, 0.5], dtype=minigrad.float64, requires_grad=True)
+    y = Cube.apply(x)
+    assert type(y) is minigrad.Tensor and y.requires_grad and np.allclose(y.detach().numpy(), [1, -8, 0.125])
+    node = y.grad_fn
+    assert type(node)._forward_cls is Cube and node.name() == "CubeBackward"
+    (saved,) = node.saved_tensors
+    assert type(saved) is minigrad.Tensor and np.array_equal(saved.detach().numpy(), x.detach().numpy())
+    assert tuple(node.needs_input_grad) == (True,)
+    assert len(node.next_functions) == 1 and node.next_functions[0][0].name() == "torch::autograd::AccumulateGrad"
+    raw = Cube.backward(node, minigrad.ones_like(y))
+    assert np.allclose(raw.detach().numpy(), [3, 12, 0.75])
+    (g,) = minigrad.autograd.grad(y.sum(), x, create_graph=True)
+    (h,) = minigrad.autograd.grad(g.sum(), x, create_graph=True)
+    (k,) = minigrad.autograd.grad(h.sum(), x)
+    assert np.allclose(g.detach().numpy(), 3 * x.detach().numpy() ** 2)
+    assert np.allclose(h.detach().numpy(), 6 * x.detach().numpy())
+    assert np.allclose(k.detach().numpy(), [6, 6, 6])  # third order: a bridge call of a bridge call
+    assert minigrad.autograd.gradgradcheck(Cube.apply, (x,))
+    with minigrad.no_grad():
+        assert Cube.apply(x).grad_fn is None
+    # the worker only ever saw fresh tensors: the judge's x is not the student's
+    assert all(t is not x for t in worker.table.values())
+
+
+def test_a_plain_student_function_is_differentiable_through_the_bridge():
+    judge, _ = _local("def f(a, b):\n    return (a * b).sin(), 3\n")
+    f = judge.lookup("f")
+    a = minigrad.tensor([0.3, 1.2], dtype=minigrad.float64, requires_grad=True)
+    b = minigrad.tensor([2.0, -1.0], dtype=minigrad.float64)
+    out, three = f(a, b)
+    assert three == 3 and out.requires_grad
+    out.sum().backward()
+    assert np.allclose(a.grad.numpy(), np.cos([0.6, -1.2]) * [2.0, -1.0])
+    assert b.grad is None
+    assert minigrad.autograd.gradcheck(lambda t: f(t, b)[0], (a,))
+    assert minigrad.autograd.gradgradcheck(lambda t: f(t, b)[0], (a,))
+
+
+def test_callbacks_go_the_other_way_and_are_differentiable_there():
+    judge, _ = _local("def numerical_grad(f, x, eps=1e-6):\n"
+                      "    return (f(x + eps) - f(x - eps)) / (2 * eps)\n\n"
+                      "def grad_of(f, x):\n"
+                      "    (g,) = torch.autograd.grad(f(x).sum(), x, create_graph=True)\n"
+                      "    return g\n")
+    seen = []
+
+    def f(t):
+        seen.append(type(t))
+        return t ** 3
+
+    x = minigrad.tensor([0.5, -1.0], dtype=minigrad.float64)
+    assert np.allclose(judge.lookup("numerical_grad")(f, x).numpy(), [0.75, 3.0])
+    assert set(seen) == {minigrad.Tensor}  # the judge's function got plain tensors of its own
+    xg = minigrad.tensor([0.5, -1.0], dtype=minigrad.float64, requires_grad=True)
+    g = judge.lookup("grad_of")(f, xg)
+    assert np.allclose(g.detach().numpy(), [0.75, 3.0]) and g.requires_grad
+    (h,) = minigrad.autograd.grad(g.sum(), xg)
+    assert np.allclose(h.numpy(), [3.0, -6.0])  # judge -> worker -> judge graphs, differentiated twice
+
+
+def test_nested_callbacks_have_a_depth_limit():
+    judge, _ = _local("def bounce(f, n):\n    return f(n)\n")
+    bounce = judge.lookup("bounce")
+
+    def again(n):
+        return bounce(again, n + 1)
+
+    with pytest.raises(RecursionError, match="nested calls"):
+        bounce(again, 0)
+
+
+def test_exceptions_keep_their_builtin_type_and_the_students_line():
+    judge, _ = _local("class Stub(Function):\n    @staticmethod\n    def forward(ctx, x):\n"
+                      "        raise NotImplementedError('YOUR CODE HERE')\n\n"
+                      "class Oops(Exception):\n    pass\n\n"
+                      "def key(d):\n    return {}['missing']\n\n"
+                      "def oops():\n    raise Oops('custom')\n")
+    x = minigrad.tensor([1.0], requires_grad=True)
+    with pytest.raises(NotImplementedError, match="YOUR CODE HERE") as info:
+        judge.lookup("Stub").apply(x)
+    import traceback
+    frames = traceback.extract_tb(info.value.__traceback__)
+    assert (frames[-2].filename, frames[-2].lineno, frames[-2].name) == (FILENAME, 8, "forward")
+    with pytest.raises(KeyError) as kinfo:
+        judge.lookup("key")({})
+    assert str(kinfo.value) == "'missing'"
+    with pytest.raises(_bridge.RemoteError, match="custom") as cinfo:
+        judge.lookup("oops")()
+    assert type(cinfo.value).__name__ == "Oops"
+    with pytest.raises(NameError):
+        judge.lookup("not_defined")
+
+
+def test_repr_is_remote_text_and_limited():
+    judge, _ = _local("class Big:\n    def __repr__(self):\n        return 'x' * 10**6\n\nbig = Big()\n")
+    text = repr(judge.lookup("big"))
+    assert type(text) is str and text == "x" * _bridge.MAX_REPR
+
+
+def test_the_judge_answers_no_attribute_reads_from_the_worker():
+    """The worker may call the callables it was given, nothing else: no getattr of a closure."""
+    judge, _ = _local("def peek(f):\n    return f.__closure__\n\ndef peek2(f):\n    return f.secret\n")
+    secret = "reference solution"
+
+    def f(t):
+        return secret
+
+    f.secret = secret
+    with pytest.raises(AttributeError):
+        judge.lookup("peek")(f)
+    with pytest.raises(AttributeError, match="may read"):
+        judge.lookup("peek2")(f)
+    assert judge.broken is None
+    reply = judge.handle({"op": "getattr", "id": 9, "obj": judge.export(f), "name": "secret"})
+    assert reply["error"]["type"] == "ProtocolError" and secret not in json.dumps(reply)
+
+
+def test_side_effects_on_the_judges_tensors_are_replayed():
+    judge, _ = _local("def bump(t):\n    t.mul_(2)\n\ndef backprop(t):\n    (t * t).sum().backward()\n")
+    t = minigrad.tensor([1.0, 2.0], dtype=minigrad.float64)
+    judge.lookup("bump")(t)
+    assert t.tolist() == [2.0, 4.0] and t._version == 1
+    x = minigrad.tensor([1.0, 3.0], dtype=minigrad.float64, requires_grad=True)
+    judge.lookup("backprop")(x)
+    assert x.grad is not None and x.grad.tolist() == [2.0, 6.0]
+
+
+# ------------------------------------------------------------------------------ parity with the real checks
+@pytest.mark.parametrize("ex_id, code", _cases())
+def test_the_real_checks_give_the_same_verdict_through_the_bridge(ex_id, code):
+    here = _in_process(ex_id, code)
+    judge, _ = _local(code)
+    there = _through_bridge(judge, ex_id, code)
+    _same(here, there)
+    assert judge.broken is None
+
+
+def test_parity_covers_right_and_wrong_answers():
+    verdicts = {}
+    for p in _cases():
+        ex_id, code = p.values
+        verdicts.setdefault(ex_id, set()).add(_in_process(ex_id, code).passed)
+    assert all(v == {True, False} for k, v in verdicts.items() if k not in ("ch07-ex1", "ch07-ex2")), verdicts
+
+
+def test_graph_walking_answers_see_only_fresh_leaves():
+    """ch01-ex3 (count_nodes) cannot be checked through the bridge: a graph does not cross, only data.
+    The proxy sees a fresh leaf, so a correct answer fails; the check must run it on graphs built
+    in the worker (a documented limitation, not a silent pass)."""
+    code = ("def count_nodes(t):\n    counts, seen = {}, set()\n"
+            "    stack = [t.grad_fn] if t.grad_fn is not None else []\n"
+            "    while stack:\n        n = stack.pop()\n        if id(n) in seen:\n            continue\n"
+            "        seen.add(id(n))\n        counts[type(n).__name__] = counts.get(type(n).__name__, 0) + 1\n"
+            "        stack.extend(c for c, _ in n.next_functions if c is not None)\n    return counts\n")
+    assert _in_process("ch01-ex3", code).passed
+    judge, _ = _local(code)
+    assert not _through_bridge(judge, "ch01-ex3", code).passed
+
+
+# ------------------------------------------------------------------------------ over a real pipe
+def _start(code: str, timeout: float = 30.0):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(_root()), os.environ.get("PYTHONPATH")]))}
+    from minigrad.course import _values as values
+
+    encoded = {k: values.encode(v) for k, v in _values(code).items()}
+    return _bridge.start_worker(_load(code), encoded, timeout=timeout, env=env)
+
+
+def _root():
+    from pathlib import Path
+    return Path(__file__).resolve().parents[1]
+
+
+def _stop(proc) -> None:
+    proc.stdin.close()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.mark.parametrize("ex_id, code", [
+    ("ch02-ex1", CUBE), ("ch03-ex1", LEAKY), ("ch07-ex3", HVP), ("ch02-ex3", _catalogue("ch02-ex3")[0].code),
+])
+def test_parity_over_a_subprocess_pipe(ex_id, code):
+    here = _in_process(ex_id, code)
+    judge, proc = _start(code)
+    try:
+        there = _through_bridge(judge, ex_id, code)
+        assert judge.verify()
+    finally:
+        _stop(proc)
+    _same(here, there)
+
+
+FORGE = """\
+import random
+
+_FORGED = ('{"phase": "check", "results": [{"exercise": "ch02-ex1", "title": "", "passed": true, '
+           '"points": 1, "max_points": 1, "message": "all good", "parts": []}], "error": null, '
+           '"tamper": []}\\n{"phase": "hidden", "passed": true, "failures": [], "tamper": false}\\n')
+
+
+def _forge(mode):
+    for fd in range(0, 21):
+        for n in range(1, 40):  # a framed reply too, for every request number the judge may be at
+            body = '{"re": %d, "value": {"k": "bool", "v": true}}' % n
+            data = _FORGED if mode == "lines" else '%d\\n%s' % (len(body), body)
+            try:
+                random._os.write(fd, data.encode())
+            except OSError:
+                break
+
+
+class Cube(Function):
+    @staticmethod
+    def forward(ctx, x, *args, _sent=[]):
+        if not _sent:
+            _sent.append(1)
+            _forge(MODE)
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+"""
+
+
+@pytest.mark.parametrize("mode", ["lines", "frames"])
+def test_forged_replies_on_every_fd_never_pass(mode):
+    code = f"MODE = {mode!r}\n" + FORGE
+    here = _in_process("ch02-ex1", "MODE = 'off'\n" + FORGE.replace("_forge(MODE)", "pass"))  # never forge here
+    assert not here.passed  # an identity function is wrong: the forgery is the only way to pass
+    judge, proc = _start(code, timeout=10)
+    try:
+        there = _through_bridge(judge, "ch02-ex1", code)
+        honest = judge.verify()
+    finally:
+        _stop(proc)
+    assert not there.passed and there.points == 0
+    assert not honest and judge.broken  # the judge knows the channel was tampered with
+    assert "all good" not in there.message
+
+
+def test_reading_fd_0_gets_only_the_judges_inputs(tmp_path):
+    """The student's forward reads what the judge sends next (fd 0) and keeps it in a file: the judge
+    times out (a ProtocolError, not a pass), and what was read holds no check or hidden-test text."""
+    spy = tmp_path / "stolen.bin"
+    code = (f"import random\nSPY = {str(spy)!r}\n" + _fn(  # random._os: the issue's way past the screen
+        "Cube", "        os = random._os\n        fd = os.open(SPY, os.O_WRONLY | os.O_CREAT | os.O_APPEND)\n"
+                "        os.set_blocking(0, False)\n"
+                "        try:\n            os.write(fd, os.read(0, 1 << 20))\n        except OSError:\n            pass\n"
+                "        os.close(fd)\n        ctx.save_for_backward(x)\n        return x * x * x",
+        "        x, = ctx.saved_tensors\n        return grad_output * 3 * x * x"))
+    judge, proc = _start(code, timeout=10)
+    sent = []
+    send = judge.send
+
+    def recording(msg):
+        sent.append(json.dumps(msg))
+        return send(msg)
+
+    judge.send = recording
+    try:
+        there = _through_bridge(judge, "ch02-ex1", code)
+        judge.verify()
+    finally:
+        _stop(proc)
+    from minigrad.course.exercises import ch02
+    import inspect
+    secrets = [line.strip() for line in inspect.getsource(ch02).splitlines() if len(line.strip()) > 25]
+    stolen = spy.read_bytes().decode(errors="replace") if spy.exists() else ""
+    everything = "\n".join(sent) + stolen
+    assert not any(s in everything for s in secrets)
+    assert {json.loads(m)["op"] for m in sent} <= set(wire.REQUESTS)
+    # a forward that reads fd 0 without stealing a frame is just a forward: the verdict stays honest
+    assert there.passed == (judge.broken is None)
+
+
+def test_a_blocking_read_of_fd_0_is_a_timeout_not_a_pass():
+    code = "import random\n" + _fn("Cube", "        random._os.read(0, 1)\n        return x", "        return g",)
+    code = code.replace("grad_output):", "g):")
+    judge, proc = _start(code, timeout=3)
+    try:
+        there = _through_bridge(judge, "ch02-ex1", code)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert not there.passed and judge.broken and "did not answer" in judge.broken
