@@ -27,6 +27,16 @@ def trace(func, example_inputs=None, *args, **kwargs):
     return func
 
 
+def is_scripting() -> bool:
+    """False: code runs eagerly (PyTorch returns True only inside TorchScript)."""
+    return False
+
+
+def is_tracing() -> bool:
+    """False: nothing is being traced (PyTorch returns True only under torch.jit.trace)."""
+    return False
+
+
 def ignore(fn=None, **kwargs):
     return fn if fn is not None else (lambda f: f)
 

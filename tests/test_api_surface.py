@@ -27,10 +27,22 @@ addmm bmm chunk split repeat flip type_as index_add_ scatter_ masked_fill_ exp_ 
 """.split()
 NN_CLASSES = """
 ModuleDict BCEWithLogitsLoss L1Loss Dropout Embedding LayerNorm BatchNorm1d GELU SiLU LeakyReLU ELU Softplus Hardtanh
-Identity Flatten
+Identity Flatten Conv1d Conv2d MaxPool2d AvgPool2d
 """.split()
 FUNCTIONAL = """
 binary_cross_entropy_with_logits l1_loss dropout gelu silu leaky_relu elu softplus hardtanh one_hot pad normalize
+conv1d conv2d max_pool2d avg_pool2d
+""".split()
+# Issue 24: dotted names that real programs import or call, as "module.path:attribute"
+ISSUE_24_NAMES = """
+autograd.graph:saved_tensors_hooks autograd.graph:save_on_cpu autograd.graph:disable_saved_tensors_hooks
+utils.checkpoint:checkpoint utils.checkpoint:checkpoint_sequential utils.checkpoint:CheckpointError
+utils.data:Dataset utils.data:IterableDataset utils.data:TensorDataset utils.data:DataLoader utils.data:default_collate
+utils.data:Subset utils.data:random_split utils.data:RandomSampler utils.data:SequentialSampler utils.data:BatchSampler
+jit:is_scripting jit:is_tracing :Generator nn.modules:Module nn.modules.module:Module nn.modules.linear:Linear
+nn.modules.activation:ReLU nn.modules.batchnorm:_BatchNorm nn.modules.batchnorm:BatchNorm1d nn.modules.conv:Conv2d
+nn.modules.conv:Conv1d nn.modules.loss:_Loss nn.modules.loss:MSELoss nn.modules.container:Sequential
+nn.modules.container:ModuleList nn.modules.pooling:MaxPool2d nn.modules.flatten:Flatten
 """.split()
 
 
@@ -44,6 +56,27 @@ def test_tensor_methods_cover_pytorchs_for_the_listed_functions():
     expected = [n for n in MODULE_FUNCTIONS if hasattr(torch.Tensor, n)] + TENSOR_METHODS
     missing = [n for n in expected if not callable(getattr(minigrad.Tensor, n, None))]
     assert missing == []
+
+
+@pytest.mark.parametrize("dotted", ISSUE_24_NAMES)
+def test_issue_24_name_exists(dotted):
+    """Each name is reachable both as an attribute chain (torch.utils.data.DataLoader) and by import."""
+    import importlib
+
+    path, _, attr = dotted.partition(":")
+    obj = minigrad
+    for part in filter(None, path.split(".")):
+        obj = getattr(obj, part)
+    assert getattr(obj, attr) is getattr(importlib.import_module("minigrad" + ("." + path if path else "")), attr)
+
+
+def test_issue_24_names_are_pytorchs():
+    torch = pytest.importorskip("torch")
+    import importlib
+
+    for dotted in ISSUE_24_NAMES:
+        path, _, attr = dotted.partition(":")
+        assert hasattr(importlib.import_module("torch" + ("." + path if path else "")), attr), dotted
 
 
 @pytest.mark.parametrize("name", TENSOR_METHODS)
@@ -177,9 +210,10 @@ def test_inference_mode():
 # --- missing names say so -------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("get, first, second", [
     (lambda: minigrad.conv2d, "minigrad does not implement torch.conv2d (PyTorch API)", "convolution"),
-    (lambda: nn.Conv2d, "minigrad does not implement torch.nn.Conv2d (PyTorch API)", "nn.Linear"),
+    (lambda: nn.Conv3d, "minigrad does not implement torch.nn.Conv3d (PyTorch API)", "nn.Linear"),
     (lambda: nn.LSTM, "minigrad does not implement torch.nn.LSTM (PyTorch API)", "loop over the time steps"),
-    (lambda: F.conv2d, "minigrad does not implement torch.nn.functional.conv2d (PyTorch API)", "convolution"),
+    (lambda: F.conv_transpose2d, "minigrad does not implement torch.nn.functional.conv_transpose2d (PyTorch API)",
+     "convolution"),
     (lambda: minigrad.ones(1).pin_memory, "minigrad does not implement torch.Tensor.pin_memory (PyTorch API)", "CPU"),
     (lambda: minigrad.complex64, "minigrad does not implement torch.complex64 (PyTorch API)", "real"),
     (lambda: minigrad.optim.AdamW, "minigrad does not implement torch.optim.AdamW (PyTorch API)", "decoupled"),
@@ -195,7 +229,7 @@ def test_inference_mode():
     (lambda: minigrad.tensr, "module 'minigrad' has no attribute 'tensr'", "Did you mean: 'tensor'?"),
     (lambda: nn.Linaer, "module 'minigrad.nn' has no attribute 'Linaer'", "Did you mean: 'Linear'?"),
     (lambda: minigrad.ones(1).sume, "'Tensor' object has no attribute 'sume'", None),  # (Python suggests 'sum')
-], ids=["conv2d", "nn.Conv2d", "nn.LSTM", "F.conv2d", "pin_memory", "complex64", "optim.AdamW", "lr_scheduler",
+], ids=["conv2d", "nn.Conv3d", "nn.LSTM", "F.conv_transpose2d", "pin_memory", "complex64", "optim.AdamW", "lr_scheduler",
         "optim-typo", "init.orthogonal_", "init-typo", "linalg.svd",
         "autograd.functional", "typo", "nn-typo", "tensor-typo"])
 def test_missing_names_say_what_is_missing(get, first, second):

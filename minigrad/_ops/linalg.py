@@ -102,7 +102,8 @@ def _matmul_backward_numpy(gd: np.ndarray, a, b, na: int, nb: int):
     return ga, gb
 
 
-def matmul(a: Tensor, b: Tensor) -> Tensor:
+def matmul(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002  (PyTorch's parameter names)
+    a, b = input, other
     if not isinstance(a, Tensor) or not isinstance(b, Tensor):
         raise TypeError(f"matmul(): argument 'other' must be Tensor, not {type(b).__name__}")
     if a._data.ndim == 0 or b._data.ndim == 0:
