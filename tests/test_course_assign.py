@@ -260,8 +260,9 @@ def _rows(*students):
 def test_formula_injection_is_escaped_everywhere(tmp_path):
     evil = '=HYPERLINK("evil.invalid","grade")'
     assert gradebook.escape_cell(evil) == "'" + evil
-    for s in ("+1", "-1", "@SUM(A1)", "\t=1", "\r=1", "＝1"):
-        assert gradebook.escape_cell(s).startswith("'")
+    for s in ("+1", "-1", "@SUM(A1)", "\t=1", "\r=1", "＝1", " =1+1", "\u00a0=HYPERLINK(1)", "  @A1", "\u3000-2"):
+        assert gradebook.escape_cell(s).startswith("'"), repr(s)
+    assert gradebook.escape_cell(" a = b") == " a = b"
     assert gradebook.escape_cell("alice") == "alice" and gradebook.escape_cell(2.5) == "2.5"
     rows = _rows((evil, [(1, 2), (0, 3)]), ("alice", [(2, 2), (3, 3)]))
     gradebook.write_gradebook(tmp_path, rows, title="@title", points=5, log=lambda *a: None)
@@ -557,3 +558,15 @@ def test_new_exercise_refuses_what_would_break_the_book():
     with pytest.raises(FileNotFoundError, match="no notebook of chapter 42"):
         new_exercise("ch42-ex1", "X", "X", source=ROOT, log=lambda *a: None)
     assert not (ROOT / "course").exists()
+
+
+def test_a_student_not_graded_is_left_out_of_the_lms_files(tmp_path):
+    rows = _rows(("alice", [(2, 2), (3, 3)]), ("bob", [(0, 2), (0, 3)]))
+    rows[2]["not_graded"] = "the grader's Python environment cannot import matplotlib"
+    gradebook.write_gradebook(tmp_path, rows, points=5, log=lambda *a: None)
+    for name in ("canvas.csv", "moodle.csv"):
+        text = (tmp_path / name).read_text()
+        assert "alice" in text and "bob" not in text, (name, text)
+    assert "bob" in (tmp_path / "totals.csv").read_text()
+    gradebook.write_gradebook(tmp_path, rows, points=5, log=lambda *a: None, lms=False)
+    assert not (tmp_path / "canvas.csv").exists() and not (tmp_path / "moodle.csv").exists()

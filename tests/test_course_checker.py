@@ -291,3 +291,15 @@ def test_checker_reports_a_missing_answer_by_name():
     check, = _checker("x = 1", 'check("ch99-ex3", grad_at_two)', {"grad_at_two"}, load_stmts=[],
                       values={"grad_at_two": _values.encode(12.0)})
     assert check["results"][0]["passed"]
+
+
+def test_feedback_is_cut_at_a_sentence_never_mid_phrase():
+    from minigrad.course._runner import _cell_note, _one_line
+
+    msg = ("Jacobian mismatch for output 0 with respect to input 0,\nnumerical:tensor([[0.1]])\n"
+           "analytical:tensor([[0.2]])\n" + "x " * 400)
+    note = _cell_note("In [29]", ("GradcheckError", msg))
+    assert "with respect to input 0, numerical" in note and not note.rstrip().endswith(",")
+    assert len(note) < 360 and note.endswith("[…]")
+    assert _one_line("Short. " * 80, 100).endswith("Short. […]")
+    assert _one_line("a, b,", 100) == "a, b"

@@ -303,3 +303,23 @@ def test_chapter0_check_names_the_mistake(answer, feedback):
     r = run_check("ch00-ex1", answer)
     assert not r.passed and feedback in r.message
     assert run_check("ch00-ex1", (0.25, 0.0)).passed
+
+
+def test_the_verified_list_counts_what_backward_really_returned():
+    """Two values returned for one argument (the second None): the ✓ line must not claim one."""
+    import minigrad
+    from minigrad.course.diagnose import diagnose_function
+
+    class Twice(minigrad.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2, None
+
+    r = diagnose_function(Twice, lambda x: x * 2, inputs=[(3,)])
+    assert r.passed, r.message
+    assert "forward argument (1), each of its input's shape (and 1 extra trailing None" in r.message

@@ -365,8 +365,9 @@ def _one_trial(fn, fname, call, reference, reference_backward, arrays, names, ar
         raw = _raw_backward(fn, fname, out, G1)
         res = raw if isinstance(raw, (tuple, list)) else (raw,)
         res = list(res)
+        returned = len(res)
         while len(res) > n_args and res[-1] is None:
-            res.pop()
+            res.pop()  # trailing Nones beyond the arguments: PyTorch ignores them
         if len(res) != n_args:
             who = ", ".join(names + arg_names)
             hint = (f" Return one value per forward argument ({who}), using None for the non-tensor ones "
@@ -384,7 +385,9 @@ def _one_trial(fn, fname, call, reference, reference_backward, arrays, names, ar
             ga = _as_array(g)
             if ga.shape != a.shape:
                 _shape_diagnosis(fname, name, a, ga, exp1[i], atol, rtol)
-        verified.append(f"backward returns one value per forward argument ({n_args}), each of its input's shape")
+        extra = returned - n_args
+        verified.append(f"backward returns one value per forward argument ({n_args}), each of its input's shape"
+                        + (f" (and {extra} extra trailing None, which the engine ignores)" if extra > 0 else ""))
 
     # ---- the gradients through the engine
     got1 = _engine_grads(call, fname, arrays, args, G1)
