@@ -99,8 +99,19 @@ def analytical_jacobian(fn: Callable, inputs: tuple) -> list:
 
 def gradcheck(fn: Callable, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
               raise_exception: bool = True, nondet_tol: float = 0.0, check_undefined_grad: bool = True,
-              fast_mode: bool = False, **_ignored) -> bool:
-    """True if backward agrees with finite differences for every input that requires grad."""
+              check_batched_grad: bool = False, fast_mode: bool = False, **_ignored) -> bool:
+    """True if backward agrees with finite differences for every input that requires grad.
+
+    As in PyTorch, after the Jacobians it checks that backward multiplies by ``grad_output``
+    (zero ``grad_output``, zero gradients) and, with ``check_undefined_grad`` (the default), that
+    every custom Function's backward handles undefined output gradients: ``None`` after
+    ``ctx.set_materialize_grads(False)``, zeros otherwise; it must return None or zeros.
+    ``fast_mode`` compares one number per output/input pair, ``u^T J v`` for random unit vectors
+    ``u`` and ``v``, instead of whole Jacobians (on a mismatch the report shows both Jacobians,
+    recomputed in slow mode). ``check_batched_grad`` runs backward as PyTorch runs it under
+    ``vmap`` would need: a backward that takes a Python number or a NumPy array out of a tensor
+    (``item()``, ``tolist()``, ``numpy()``, ``float(t)``, ``if t:``) cannot be batched, and fails.
+    """
     inputs = _as_tuple(inputs)
     if not any(isinstance(x, Tensor) and x._rg for x in inputs):
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of the them "
@@ -112,23 +123,214 @@ def gradcheck(fn: Callable, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rt
                 "This check will likely fail if all the inputs are not of double precision floating point or "
                 "complex. ",  # PyTorch's words (minigrad has no complex dtype)
                 UserWarning, stacklevel=2)
-    numerical = numerical_jacobian(fn, inputs, eps)
-    analytical = analytical_jacobian(fn, inputs)
-    if len(numerical) != len(analytical):
-        raise GradcheckError(
-            f"gradcheck: the function returned {len(analytical)} differentiable output(s) on the inputs but "
-            f"{len(numerical)} on the perturbed inputs; it must return the same outputs every time."
-        )
-    again = analytical_jacobian(fn, inputs)  # the same backward again: is it deterministic?
     try:
-        for k in range(len(numerical)):  # per output, as PyTorch: reentrancy first, then the comparison
-            _check_reentrant(k, analytical[k], again[k], nondet_tol)
-            _check_close(k, numerical[k], analytical[k], atol, rtol)
+        if fast_mode:
+            _fast_check(fn, inputs, eps, atol, rtol, nondet_tol)
+        else:
+            numerical = numerical_jacobian(fn, inputs, eps)
+            analytical = analytical_jacobian(fn, inputs)
+            if len(numerical) != len(analytical):
+                raise GradcheckError(
+                    f"gradcheck: the function returned {len(analytical)} differentiable output(s) on the inputs "
+                    f"but {len(numerical)} on the perturbed inputs; it must return the same outputs every time."
+                )
+            again = analytical_jacobian(fn, inputs)  # the same backward again: is it deterministic?
+            for k in range(len(numerical)):  # per output, as PyTorch: reentrancy first, then the comparison
+                _check_reentrant(k, analytical[k], again[k], nondet_tol)
+                _check_close(k, numerical[k], analytical[k], atol, rtol)
+        if check_batched_grad:
+            _check_batched_grad(fn, inputs)
+        _check_backward_mul_by_grad_output(fn, inputs)
+        if check_undefined_grad:
+            _check_undefined_grad(fn, inputs)
     except GradcheckError:
         if raise_exception:
             raise
         return False
     return True
+
+
+# ---- fast mode: u^T J v for random unit vectors, instead of whole Jacobians --------------------------
+_FAST_MODE_NOTE = ("\n\nThe above quantities relating the numerical and analytical jacobians are computed \n"
+                   "in fast mode. See: https://github.com/pytorch/pytorch/issues/53876 for more background \n"
+                   "about fast mode. Below, we recompute numerical and analytical jacobians in slow mode:\n\n")
+
+
+def _unit(rng, n: int) -> np.ndarray:
+    v = rng.random(n)
+    return v / np.linalg.norm(v) if n else v
+
+
+def _fast_check(fn, inputs, eps, atol, rtol, nondet_tol) -> None:
+    """For every (output k, input i): the central difference of u_k . f_k along v_i against the
+    backward's u_k^T J_ki . v_i, with ``atol`` scaled by sum(u) * sum(v), as PyTorch does."""
+    rng = np.random.default_rng(0)
+    with enable_grad():
+        outs = _differentiable_outputs(fn(*inputs))
+    us = [_unit(rng, o._data.size) for o in outs]
+    diff = [(i, x) for i, x in enumerate(inputs) if isinstance(x, Tensor) and x._rg]
+    vs = {i: _unit(rng, x._data.size) for i, x in diff}
+    numerical = {}  # (k, i) -> u_k . (f_k(x + eps v) - f_k(x - eps v)) / (2 eps)
+    for i, x in diff:
+        orig = x._data.copy()
+        step = vs[i].reshape(x._data.shape).astype(x._data.dtype)
+        x._data[...] = orig + eps * step
+        plus = [o._data.astype(np.float64).reshape(-1) for o in _differentiable_outputs(fn(*inputs))]
+        x._data[...] = orig - eps * step
+        minus = [o._data.astype(np.float64).reshape(-1) for o in _differentiable_outputs(fn(*inputs))]
+        x._data[...] = orig
+        for k in range(len(outs)):
+            numerical[k, i] = float(us[k] @ ((plus[k] - minus[k]) / (2 * eps)))
+
+    def analytical():
+        with enable_grad():
+            fresh = _differentiable_outputs(fn(*inputs))
+        got = {}
+        for k, o in enumerate(fresh):
+            if not o._rg:
+                for i, _ in diff:
+                    got[k, i] = 0.0
+                continue
+            seed = Tensor._wrap(us[k].reshape(o._data.shape).astype(o._data.dtype))
+            gs = _grad(o, [x for _, x in diff], seed, retain_graph=True, allow_unused=True)
+            for (i, x), g in zip(diff, gs):
+                got[k, i] = 0.0 if g is None else float(g._data.astype(np.float64).reshape(-1) @ vs[i])
+        return got
+
+    first, second = analytical(), analytical()
+    for k in range(len(outs)):
+        for i, x in diff:
+            a, b, n = first[k, i], second[k, i], numerical[k, i]
+            if abs(a - b) > nondet_tol:
+                raise GradcheckError(
+                    "Backward is not reentrant, i.e., running backward with same input and grad_output multiple "
+                    "times gives different values, although analytical gradient matches numerical gradient."
+                    f"The tolerance for nondeterminism was {nondet_tol}.\n\n"
+                    f"In fast mode, two runs of backward for output {k} with respect to input {i} differ by "
+                    f"{abs(a - b):.3g}.")
+            adjusted = atol * float(us[k].sum()) * float(vs[i].sum())
+            if not abs(a - n) <= adjusted + rtol * abs(n):
+                num_full = numerical_jacobian(fn, inputs, eps)[k][i]
+                ana_full = analytical_jacobian(fn, inputs)[k][i]
+                raise GradcheckError(
+                    f"Jacobian mismatch for output {k} with respect to input {i},\n"
+                    f"numerical:{n!r}\nanalytical:{a!r}" + _FAST_MODE_NOTE
+                    + f"Numerical:\n {_fmt(num_full)}\nAnalytical:\n{_fmt(ana_full)}\n\n"
+                    f"The max per-element difference (slow mode) is: {np.abs(num_full - ana_full).max()}.\n")
+
+
+# ---- checks after the Jacobians, as in PyTorch --------------------------------------------------------
+def _check_backward_mul_by_grad_output(fn, inputs) -> None:
+    """A zero grad_output must give zero gradients: a backward that forgets grad_output passes the
+    Jacobian test of a one-element output (grad_output is always 1 there), not this one."""
+    with enable_grad():
+        outs = [o for o in _differentiable_outputs(fn(*inputs)) if o._rg]
+    diff = [x for x in inputs if isinstance(x, Tensor) and x._rg]
+    if not outs:
+        return
+    zeros = [Tensor._wrap(np.zeros_like(o._data)) for o in outs]
+    for g in _grad(outs, diff, zeros, allow_unused=True):
+        if g is not None and np.any(g._data != 0):
+            raise GradcheckError("backward not multiplied by grad_output")
+
+
+_UNDEFINED_HELP = 'Please look at "Notes about undefined output gradients" in "tools/autograd/derivatives.yaml"'
+
+
+def _custom_nodes(outs) -> list:
+    """The nodes of custom Functions (not minigrad's own operations) in the graph of ``outs``."""
+    found, seen = [], set()
+    stack = [o.grad_fn for o in outs if o.grad_fn is not None]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        cls = getattr(node, "_forward_cls", None)
+        if cls is not None and not getattr(cls, "_builtin", True):
+            found.append(node)
+        stack.extend(nxt for nxt, _ in getattr(node, "next_functions", ()))
+    return found
+
+
+def _check_undefined_grad(fn, inputs) -> None:
+    """Every custom Function's backward, called with all its output gradients undefined (None
+    after ``ctx.set_materialize_grads(False)``, zeros otherwise), must return None or zeros."""
+    from .function import _materialize
+
+    with enable_grad():
+        outs = _differentiable_outputs(fn(*inputs))
+    shapes = {id(o.grad_fn): o for o in outs if o.grad_fn is not None}  # a one-output node's output
+    for node in _custom_nodes(outs):
+        grads = [None] * node._n_outputs
+        if node.materialize_grads:
+            if node._n_outputs > 1:
+                grads = _materialize(node, grads)
+            elif id(node) in shapes:
+                grads = [Tensor._wrap(np.zeros_like(shapes[id(node)]._data))]
+            else:
+                continue  # a one-output node inside the function: its output's shape is not known here
+        try:
+            res = node._forward_cls.backward(node, *grads)
+        except RuntimeError as e:
+            _warn_undefined()
+            raise GradcheckError(f"Expected backward function to handle undefined output grads. {_UNDEFINED_HELP}") \
+                from e
+        for g in (res if isinstance(res, tuple) else (res,)):
+            if isinstance(g, Tensor) and np.any(g._data != 0):
+                _warn_undefined()
+                raise GradcheckError("Expected all input grads to be undefined or zero when all output grads are "
+                                     f"undefined or zero. {_UNDEFINED_HELP}")
+
+
+def _warn_undefined() -> None:
+    warnings.warn("Backwards compatibility: New undefined gradient support checking feature is enabled by default, "
+                  "but it may break existing callers of this function. If this is true for you, you can call this "
+                  'function with "check_undefined_grad=False" to disable the feature', UserWarning, stacklevel=4)
+
+
+_UNBATCHABLE = ("item", "tolist", "numpy", "__bool__", "__float__", "__int__", "__index__")
+
+
+def _check_batched_grad(fn, inputs) -> None:
+    """PyTorch computes a batch of vector-Jacobian products at once with vmap, which cannot batch
+    an operation that leaves the tensor world. minigrad has no vmap: it runs the backward with
+    several random grad_outputs while those operations raise, and compares with one at a time."""
+    with enable_grad():
+        outs = [o for o in _differentiable_outputs(fn(*inputs)) if o._rg]
+    diff = [x for x in inputs if isinstance(x, Tensor) and x._rg]
+    if not outs:
+        return
+    rng = np.random.default_rng(1)
+    seeds = [[Tensor._wrap(rng.standard_normal(o._data.shape).astype(o._data.dtype)) for o in outs]
+             for _ in range(2)]
+    saved = {name: getattr(Tensor, name) for name in _UNBATCHABLE}
+
+    def refuse(name):
+        def method(self, *a, **k):
+            raise RuntimeError(f"Batching rule not implemented for aten::{name.strip('_')}. "
+                               "We could not generate a fallback.")
+        return method
+
+    try:
+        for name in _UNBATCHABLE:
+            setattr(Tensor, name, refuse(name))
+        batched = [_grad(outs, diff, s, retain_graph=True, allow_unused=True) for s in seeds]
+    except RuntimeError as e:
+        raise GradcheckError(
+            f"While computing batched gradients, got: {e}\n\n"
+            "gradcheck or gradgradcheck failed while testing batched gradient computation. "
+            "(minigrad: the backward takes a Python number or a NumPy array out of a tensor, "
+            "which vmap cannot batch; compute with tensor operations instead.)") from e
+    finally:
+        for name, method in saved.items():
+            setattr(Tensor, name, method)
+    for s, got in zip(seeds, batched):
+        want = _grad(outs, diff, s, retain_graph=True, allow_unused=True)
+        for i, (a, b) in enumerate(zip(got, want)):
+            if (a is None) != (b is None) or (a is not None and not np.allclose(a._data, b._data)):
+                raise GradcheckError(f"For output 0 and input {i}:\nbatched grad differs from the "
+                                     "one computed one grad_output at a time.")
 
 
 def _check_reentrant(k: int, ana_row: list, again_row: list, nondet_tol: float) -> None:
