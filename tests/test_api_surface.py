@@ -27,11 +27,11 @@ addmm bmm chunk split repeat flip type_as index_add_ scatter_ masked_fill_ exp_ 
 """.split()
 NN_CLASSES = """
 ModuleDict BCEWithLogitsLoss L1Loss Dropout Embedding LayerNorm BatchNorm1d GELU SiLU LeakyReLU ELU Softplus Hardtanh
-Identity Flatten Conv1d Conv2d MaxPool2d AvgPool2d
+Identity Flatten Conv1d Conv2d MaxPool2d AvgPool2d PixelShuffle PixelUnshuffle
 """.split()
 FUNCTIONAL = """
 binary_cross_entropy_with_logits l1_loss dropout gelu silu leaky_relu elu softplus hardtanh one_hot pad normalize
-conv1d conv2d max_pool2d avg_pool2d
+conv1d conv2d max_pool2d avg_pool2d pixel_shuffle pixel_unshuffle
 """.split()
 # Issue 24: dotted names that real programs import or call, as "module.path:attribute"
 ISSUE_24_NAMES = """
@@ -43,6 +43,7 @@ jit:is_scripting jit:is_tracing :Generator nn.modules:Module nn.modules.module:M
 nn.modules.activation:ReLU nn.modules.batchnorm:_BatchNorm nn.modules.batchnorm:BatchNorm1d nn.modules.conv:Conv2d
 nn.modules.conv:Conv1d nn.modules.loss:_Loss nn.modules.loss:MSELoss nn.modules.container:Sequential
 nn.modules.container:ModuleList nn.modules.pooling:MaxPool2d nn.modules.flatten:Flatten
+nn.modules.pixelshuffle:PixelShuffle autograd.function:Function
 """.split()
 
 

@@ -137,3 +137,37 @@ def test_errors():
         minigrad.nn.Conv2d(3, 6, 3, groups=2)
     with pytest.raises(RuntimeError, match="Kernel size can't be greater than actual input size"):
         F.conv2d(minigrad.ones(1, 1, 2, 2), minigrad.ones(1, 1, 3, 3))
+
+
+@pytest.mark.parametrize("shape", [(2, 8, 2, 3), (8, 2, 3), (5, 3, 8, 2, 3)])
+def test_pixel_shuffle_and_unshuffle_match_pytorch(shape):
+    x = RNG.standard_normal(shape)
+    _compare(lambda T, x: T.nn.functional.pixel_shuffle(x, 2), [x], None)
+    y = RNG.standard_normal(shape[:-3] + (shape[-3] // 4, shape[-2] * 2, shape[-1] * 2))
+    _compare(lambda T, y: T.nn.functional.pixel_unshuffle(y, 2), [y], None)
+
+
+def test_pixel_shuffle_is_twice_differentiable_and_inverts():
+    x = _t(RNG.standard_normal((1, 8, 2, 3)))
+    assert minigrad.autograd.gradcheck(lambda x: F.pixel_shuffle(x, 2), (x,))
+    assert minigrad.autograd.gradgradcheck(lambda x: F.pixel_shuffle(x, 2), (x,))
+    assert minigrad.equal(F.pixel_unshuffle(F.pixel_shuffle(x, 2), 2), x)
+    assert repr(minigrad.nn.PixelShuffle(2)) == "PixelShuffle(upscale_factor=2)"
+    assert repr(minigrad.nn.PixelUnshuffle(3)) == "PixelUnshuffle(downscale_factor=3)"
+
+
+def _libs():
+    try:
+        import torch
+    except ImportError:
+        return [minigrad]
+    return [minigrad, torch]
+
+
+@pytest.mark.parametrize("T", _libs(), ids=lambda T: T.__name__)
+def test_pixel_shuffle_errors(T):
+    with pytest.raises(RuntimeError, match="input.size\\(-3\\)=3 is not divisible by 4"):
+        T.nn.functional.pixel_shuffle(T.ones(1, 3, 2, 2), 2)
+    with pytest.raises(RuntimeError, match="expects height to be divisible by downscale_factor, but "
+                                           "input.size\\(-2\\)=3 is not divisible by 2"):
+        T.nn.functional.pixel_unshuffle(T.ones(1, 3, 3, 2), 2)

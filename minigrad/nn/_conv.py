@@ -369,3 +369,103 @@ class AvgPool2d(Module):
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+# --- pixel shuffle ----------------------------------------------------------------------------------------------
+def _shuffle(a: np.ndarray, r: int) -> np.ndarray:
+    """(*, C*r*r, H, W) -> (*, C, H*r, W*r)."""
+    *lead, c, h, w = a.shape
+    a = a.reshape(*lead, c // (r * r), r, r, h, w)
+    k = len(lead)
+    a = a.transpose(*range(k), k, k + 3, k + 1, k + 4, k + 2)
+    return a.reshape(*lead, c // (r * r), h * r, w * r)
+
+
+def _unshuffle(a: np.ndarray, r: int) -> np.ndarray:
+    """(*, C, H*r, W*r) -> (*, C*r*r, H, W)."""
+    *lead, c, h, w = a.shape
+    a = a.reshape(*lead, c, h // r, r, w // r, r)
+    k = len(lead)
+    a = a.transpose(*range(k), k, k + 2, k + 4, k + 1, k + 3)
+    return a.reshape(*lead, c * r * r, h // r, w // r)
+
+
+class _PixelShuffle(Function):
+    _node_name = "PixelShuffleBackward0"
+
+    @staticmethod
+    def forward(ctx, x, r):
+        ctx.r = r
+        return _wrap(np.ascontiguousarray(_shuffle(x._data, r)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _PixelUnshuffle.apply(grad, ctx.r), None
+
+
+class _PixelUnshuffle(Function):
+    _node_name = "PixelUnshuffleBackward0"
+
+    @staticmethod
+    def forward(ctx, x, r):
+        ctx.r = r
+        return _wrap(np.ascontiguousarray(_unshuffle(x._data, r)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _PixelShuffle.apply(grad, ctx.r), None
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:  # noqa: A002
+    """(*, C*r*r, H, W) -> (*, C, H*r, W*r): channels become r x r blocks of pixels. Twice differentiable
+    (each backward is the other shuffle)."""
+    r = int(upscale_factor)
+    if input.ndim < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.ndim} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    c = input.shape[-3]
+    if c % (r * r):
+        raise RuntimeError("pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
+                           f"upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
+    return _PixelShuffle.apply(input, r)
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:  # noqa: A002
+    """(*, C, H*r, W*r) -> (*, C*r*r, H, W), the inverse of pixel_shuffle."""
+    r = int(downscale_factor)
+    if input.ndim < 3:
+        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.ndim} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+    for name, size, dim in (("height", input.shape[-2], -2), ("width", input.shape[-1], -1)):
+        if size % r:
+            raise RuntimeError(f"pixel_unshuffle expects {name} to be divisible by downscale_factor, but "
+                               f"input.size({dim})={size} is not divisible by {r}")
+    return _PixelUnshuffle.apply(input, r)
+
+
+class PixelShuffle(Module):
+    def __init__(self, upscale_factor: int) -> None:
+        super().__init__()
+        self.upscale_factor = upscale_factor
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return pixel_shuffle(input, self.upscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"upscale_factor={self.upscale_factor}"
+
+
+class PixelUnshuffle(Module):
+    def __init__(self, downscale_factor: int) -> None:
+        super().__init__()
+        self.downscale_factor = downscale_factor
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return pixel_unshuffle(input, self.downscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"downscale_factor={self.downscale_factor}"

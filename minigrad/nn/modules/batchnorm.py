@@ -5,3 +5,5 @@ from ..normalization import BatchNorm1d  # noqa: F401
 
 _BatchNorm = BatchNorm1d
 _NormBase = BatchNorm1d
+
+__all__ = ["BatchNorm1d", "_BatchNorm", "_NormBase"]

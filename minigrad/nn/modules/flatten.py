@@ -1,2 +1,4 @@
 """``torch.nn.modules.flatten``."""
 from ..layers import Flatten  # noqa: F401
+
+__all__ = ["Flatten"]
