@@ -366,6 +366,36 @@ def test_side_effects_on_the_judges_tensors_are_replayed():
     assert x.grad is not None and x.grad.tolist() == [2.0, 6.0]
 
 
+def test_remote_containers_and_truth_are_asked_of_the_real_object():
+    judge, _ = _local("class Box:\n    def __init__(self):\n        self.items = [1, 2.5, 'a']\n"
+                      "    def __len__(self):\n        return len(self.items)\n"
+                      "    def __getitem__(self, i):\n        return self.items[i]\n"
+                      "    def __iter__(self):\n        return iter(self.items)\n\n"
+                      "box = Box()\nempty = Box()\nempty.items = []\n"
+                      "class Yes(dict):\n    def __eq__(self, other):\n        return True\n\nyes = Yes()\n")
+    box = judge.lookup("box")
+    assert len(box) == 3 and box[1] == 2.5 and list(box) == [1, 2.5, "a"] and box.items == [1, 2.5, "a"]
+    assert bool(box) and not bool(judge.lookup("empty"))
+    yes = judge.lookup("yes")  # a dict subclass with a lying __eq__ stays a proxy: never equal to data
+    assert type(yes) is _bridge.RemoteObject and yes != {} and not isinstance(yes, dict)
+
+
+def test_remote_graphs_are_released_when_their_outputs_die():
+    import gc
+
+    judge, worker = _local(CUBE)
+    Cube = judge.lookup("Cube")
+    x = minigrad.tensor([1.0, 2.0], dtype=minigrad.float64, requires_grad=True)
+    for _ in range(20):
+        Cube.apply(x).sum().backward()
+    gc.collect()
+    judge.lookup("Cube")  # the next request carries the releases
+    assert len(worker.graphs) <= 1
+    kept = Cube.apply(x)
+    judge.lookup("Cube")
+    assert len(worker.graphs) >= 1 and kept.grad_fn.saved_tensors  # a live output keeps its graph
+
+
 # ------------------------------------------------------------------------------ parity with the real checks
 @pytest.mark.parametrize("ex_id, code", _cases())
 def test_the_real_checks_give_the_same_verdict_through_the_bridge(ex_id, code):
@@ -382,6 +412,58 @@ def test_parity_covers_right_and_wrong_answers():
         ex_id, code = p.values
         verdicts.setdefault(ex_id, set()).add(_in_process(ex_id, code).passed)
     assert all(v == {True, False} for k, v in verdicts.items() if k not in ("ch07-ex1", "ch07-ex2")), verdicts
+
+
+# Checks that cannot give the in-process verdict through the bridge (see test_..._limitations):
+#   ch01-ex3 hands the student graphs (a graph does not cross: the worker gets fresh leaves);
+#   ch08-ex2 hands MaxWithIndex.forward a ctx of the check's own class (_SpyCtx): judge objects
+#   do not cross, and tensor identity (``m is spied[-1]``) cannot be observed across processes.
+NOT_THROUGH_THE_BRIDGE = {"ch01-ex3", "ch08-ex2"}
+
+
+def _every_catalogue_entry():
+    import re
+
+    out = []
+    for mod in exercise_catalogue.load().values():
+        for k, w in enumerate(mod.WRONG):
+            if w.exercise in NOT_THROUGH_THE_BRIDGE:
+                continue
+            defined = re.findall(r"^(?:class|def) (\w+)", w.code, re.M)  # the answer: the last definition
+            assigned = re.findall(r"^(\w+) = ", w.code, re.M)             # ... or the first value
+            if defined or assigned:
+                name = defined[-1] if defined else assigned[0]
+                out.append(pytest.param(w.exercise, w.code, name, id=f"{w.exercise}-{w.kind}-{k}"))
+    return out
+
+
+@pytest.mark.parametrize("ex_id, code, name", _every_catalogue_entry())
+def test_every_catalogue_answer_gets_the_same_verdict_through_the_bridge(ex_id, code, name):
+    """The whole catalogue (every chapter), answer by answer; the checks that need keywords from
+    the check cell or cells of the chapter fail the same way on both sides (still compared)."""
+    import warnings
+
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        ns, _ = _worker.load_namespace(_load(code), _values(code))
+        if name not in ns:
+            pytest.skip(f"{name} is not loadable on its own (needs the chapter's cells)")
+        here = run_check(ex_id, ns[name])
+        judge = _bridge.Bridge()
+        worker = _worker.make_worker(_load(code), _values(code))
+        _bridge.local_pair(judge, worker)
+        there = run_check(ex_id, judge.lookup(name))
+    _same(here, there)
+
+
+def test_the_spy_ctx_check_is_a_known_limitation():
+    """ch08-ex2 passes its own ctx object to forward: it cannot be handed to the student's code."""
+    code = next(w.code for w in _catalogue("ch08-ex2") if w.kind == "correct")
+    ns, _ = _worker.load_namespace(_load(code), {})
+    assert run_check("ch08-ex2", ns["MaxWithIndex"]).passed
+    judge, _ = _local(code)
+    there = run_check("ch08-ex2", judge.lookup("MaxWithIndex"))
+    assert not there.passed and "_SpyCtx cannot be handed" in there.message
 
 
 def test_graph_walking_answers_see_only_fresh_leaves():

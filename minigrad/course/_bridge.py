@@ -38,6 +38,7 @@ import itertools
 import keyword
 import traceback
 import types
+import weakref
 from typing import Any, Callable
 
 import numpy as np
@@ -166,6 +167,41 @@ class RemoteObject:
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("objects of the student's code are read-only from the judge")
 
+    # The container protocol and truth value, asked of the real object (Python looks these up on
+    # the type, so __getattr__ alone would never see them).
+    def _dunder(self, name: str, *args: Any) -> Any:
+        return self._peer.call(self._rid, args, {}, attr=name)
+
+    def __len__(self) -> int:
+        n = self._dunder("__len__")
+        if type(n) is not int:
+            raise TypeError("__len__ of the student's object did not return an int")
+        return n
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._dunder("__getitem__", key)
+
+    def __iter__(self):
+        it = self._dunder("__iter__")
+        if type(it) is not RemoteObject:
+            raise TypeError("__iter__ of the student's object did not return an iterator")
+        while True:
+            try:
+                yield it._dunder("__next__")
+            except StopIteration:
+                return
+
+    def __bool__(self) -> bool:
+        for name in ("__bool__", "__len__"):
+            try:
+                v = self._dunder(name)
+            except AttributeError:
+                continue
+            if type(v) not in (bool, int):
+                raise TypeError(f"{name} of the student's object returned a {type(v).__name__}")
+            return bool(v)
+        return True
+
 
 class _BridgeNode(BackwardNode):
     """The judge's node for a remote graph; attribute reads go to the remote output's own node.
@@ -221,7 +257,7 @@ class _BridgeNode(BackwardNode):
 class _Link:
     """What a bridge node needs: the peer, the remote graph's number, its outputs and node."""
 
-    __slots__ = ("peer", "graph", "outs", "node")
+    __slots__ = ("peer", "graph", "outs", "node", "__weakref__")
 
     def __init__(self, peer: "Peer", graph: int, outs: list, node: Any):
         self.peer, self.graph, self.outs, self.node = peer, graph, outs, node
@@ -323,6 +359,7 @@ class Peer:
         self.depth = 0
         self.broken: str | None = None  # set on the first ProtocolError: every later request fails
         self.remote_serves = frozenset(wire.REQUESTS)  # what the other side answers (the judge: call, vjp)
+        self._released: list[int] = []  # remote graphs whose outputs died here (sent with the next request)
 
     # ---------------------------------------------------------------- requests (this side asks)
     def request(self, op: str, **fields: Any) -> dict:
@@ -331,6 +368,8 @@ class Peer:
         if self.depth >= MAX_NESTING:
             raise RecursionError(f"more than {MAX_NESTING} nested calls across the bridge")
         msg = {"op": op, "id": next(self._req), **fields}
+        if self._released:
+            msg["release"], self._released = self._released[:wire.MAX_ITEMS], self._released[wire.MAX_ITEMS:]
         self.depth += 1
         try:
             reply = wire.check_reply(self.send(msg), msg["id"])
@@ -422,6 +461,7 @@ class Peer:
             raise ProtocolError("a reply whose graph outputs are not numbered 0..n-1 once each")
         node = self.decode(reply["node"]) if reply.get("node") is not None else None
         link = _Link(self, reply["graph"], outs, node)
+        weakref.finalize(link, self._released.append, reply["graph"])  # only a list append: safe in any GC
         attached = (bridge or _Bridge).apply(link, *leaves)
         attached = attached if type(attached) is tuple else (attached,)
         return _substitute(value, list(attached))
@@ -588,6 +628,8 @@ class Peer:
         rid = msg.get("id", 0) if type(msg) is dict and type(msg.get("id")) is int else 0
         try:
             msg = wire.check_request(msg)
+            for g in msg.get("release", ()):
+                self.graphs.pop(g, None)
             if msg["op"] not in self.serves:
                 raise ProtocolError(f"this side does not answer {msg['op']!r} requests")
             if self.depth >= MAX_NESTING:

@@ -193,8 +193,11 @@ def check_request(msg: Any) -> dict:
     """The request, checked; raises ProtocolError."""
     _need(type(msg) is dict and msg.get("op") in REQUESTS, "request: unknown or missing op")
     req, opt = REQUESTS[msg["op"]]
-    _keys(msg, req | {"op", "id"}, opt, f"{msg['op']} request")
+    # release: graphs of the receiver that the sender no longer needs (it dropped their outputs)
+    _keys(msg, req | {"op", "id"}, opt | {"release"}, f"{msg['op']} request")
     _int(msg["id"], "request id", 1)
+    for g in _list(msg.get("release", []), "release", MAX_ITEMS):
+        _int(g, "released graph", 1)
     if "name" in msg:
         _str(msg["name"], "name", MAX_NAME)
     if "obj" in msg:
