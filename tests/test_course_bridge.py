@@ -332,6 +332,22 @@ def test_exceptions_keep_their_builtin_type_and_the_students_line():
         judge.lookup("not_defined")
 
 
+def test_the_worker_loads_definitions_as_the_checker_does():
+    """Vetted statements only (``_checker._load_definitions``); the kernel's values win; the reason a
+    load failed is readable by the judge under ``__load_error__``."""
+    load = [{"source": "import os\ndef f():\n    return 1\n", "filename": FILENAME, "stmts": [0, 1],
+             "label": "In [3]"}]
+    worker = _worker.make_worker(load, {"f": 2.5})
+    judge = _bridge.Bridge()
+    _bridge.local_pair(judge, worker)
+    assert "does not load" in judge.lookup(_worker.LOAD_ERROR)
+    ok = _worker.make_worker(_load("def f():\n    return 1\n"), {"f": 2.5, "g": [1, 2]})
+    judge2 = _bridge.Bridge()
+    _bridge.local_pair(judge2, ok)
+    assert judge2.lookup(_worker.LOAD_ERROR) is None and judge2.lookup("f") == 2.5 and judge2.lookup("g") == [1, 2]
+    assert set(judge2.namespace(["f", "g", "missing"])) == {"f", "g"}
+
+
 def test_repr_is_remote_text_and_limited():
     judge, _ = _local("class Big:\n    def __repr__(self):\n        return 'x' * 10**6\n\nbig = Big()\n")
     text = repr(judge.lookup("big"))
@@ -599,6 +615,23 @@ def test_reading_fd_0_gets_only_the_judges_inputs(tmp_path):
     assert {json.loads(m)["op"] for m in sent} <= set(wire.REQUESTS)
     # a forward that reads fd 0 without stealing a frame is just a forward: the verdict stays honest
     assert there.passed == (judge.broken is None)
+
+
+def test_endless_callbacks_stop_at_the_checks_time_budget():
+    """Each callback is answered at once, so no single read is late: the total budget stops it."""
+    import time
+
+    code = "def spin(f):\n    while True:\n        f(1.0)\n"
+    judge, proc = _start(code, timeout=5)
+    judge.send.__self__.deadline = time.monotonic() + 2
+    t0 = time.monotonic()
+    try:
+        with pytest.raises(ProtocolError, match="budget"):
+            judge.lookup("spin")(lambda v: v)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert time.monotonic() - t0 < 10 and judge.broken
 
 
 def test_a_blocking_read_of_fd_0_is_a_timeout_not_a_pass():
