@@ -142,3 +142,18 @@ def test_minigrad_restores_the_tensor_methods_after_the_batched_check():
     _outcome(minigrad, F["ItemInBackward"].apply, check_batched_grad=True)
     t = minigrad.tensor([2.0])
     assert t.item() == 2.0 and t.tolist() == [2.0] and float(t) == 2.0 and bool(t)
+
+
+def test_calls_of_the_function_are_pytorchs(engine):
+    """One call whose graph every backward check uses, 2n for the numerical Jacobian (+1), and in
+    fast mode 2 per input: 2n + 2 and 4 calls, on both engines."""
+    calls = []
+
+    def counted(t):
+        calls.append(1)
+        return t * t * t
+
+    x = engine.randn(50, dtype=engine.float64, requires_grad=True)
+    assert engine.autograd.gradcheck(counted, (x,)) and len(calls) == 2 * 50 + 2
+    calls.clear()
+    assert engine.autograd.gradcheck(counted, (x,), fast_mode=True) and len(calls) == 4

@@ -73,9 +73,12 @@ def numerical_jacobian(fn: Callable, inputs: tuple, eps: float = 1e-6) -> list:
     return jac
 
 
-def analytical_jacobian(fn: Callable, inputs: tuple) -> list:
-    with enable_grad():
-        outs = _differentiable_outputs(fn(*inputs))
+def analytical_jacobian(fn: Callable, inputs: tuple, outs: list | None = None) -> list:
+    """J[out][inp] from backward, one row per output element; ``outs``: the outputs of one call of
+    ``fn`` (their graph is kept), else ``fn`` is called."""
+    if outs is None:
+        with enable_grad():
+            outs = _differentiable_outputs(fn(*inputs))
     diff_inputs = [x for x in inputs if isinstance(x, Tensor) and x._rg]
     jac = [[None] * len(inputs) for _ in outs]
     for k, o in enumerate(outs):
@@ -123,26 +126,28 @@ def gradcheck(fn: Callable, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rt
                 "This check will likely fail if all the inputs are not of double precision floating point or "
                 "complex. ",  # PyTorch's words (minigrad has no complex dtype)
                 UserWarning, stacklevel=2)
+    with enable_grad():  # one call whose graph every backward below uses, as in PyTorch
+        outs = _differentiable_outputs(fn(*inputs))
     try:
         if fast_mode:
-            _fast_check(fn, inputs, eps, atol, rtol, nondet_tol)
+            _fast_check(fn, inputs, outs, eps, atol, rtol, nondet_tol)
         else:
             numerical = numerical_jacobian(fn, inputs, eps)
-            analytical = analytical_jacobian(fn, inputs)
+            analytical = analytical_jacobian(fn, inputs, outs)
             if len(numerical) != len(analytical):
                 raise GradcheckError(
                     f"gradcheck: the function returned {len(analytical)} differentiable output(s) on the inputs "
                     f"but {len(numerical)} on the perturbed inputs; it must return the same outputs every time."
                 )
-            again = analytical_jacobian(fn, inputs)  # the same backward again: is it deterministic?
+            again = analytical_jacobian(fn, inputs, outs)  # the same backward again: deterministic?
             for k in range(len(numerical)):  # per output, as PyTorch: reentrancy first, then the comparison
                 _check_reentrant(k, analytical[k], again[k], nondet_tol)
                 _check_close(k, numerical[k], analytical[k], atol, rtol)
         if check_batched_grad:
-            _check_batched_grad(fn, inputs)
-        _check_backward_mul_by_grad_output(fn, inputs)
+            _check_batched_grad(outs, inputs)
+        _check_backward_mul_by_grad_output(outs, inputs)
         if check_undefined_grad:
-            _check_undefined_grad(fn, inputs)
+            _check_undefined_grad(outs)
     except GradcheckError:
         if raise_exception:
             raise
@@ -161,16 +166,15 @@ def _unit(rng, n: int) -> np.ndarray:
     return v / np.linalg.norm(v) if n else v
 
 
-def _fast_check(fn, inputs, eps, atol, rtol, nondet_tol) -> None:
+def _fast_check(fn, inputs, outs, eps, atol, rtol, nondet_tol) -> None:
     """For every (output k, input i): the central difference of u_k . f_k along v_i against the
     backward's u_k^T J_ki . v_i, with ``atol`` scaled by sum(u) * sum(v), as PyTorch does."""
     rng = np.random.default_rng(0)
-    with enable_grad():
-        outs = _differentiable_outputs(fn(*inputs))
     us = [_unit(rng, o._data.size) for o in outs]
     diff = [(i, x) for i, x in enumerate(inputs) if isinstance(x, Tensor) and x._rg]
     vs = {i: _unit(rng, x._data.size) for i, x in diff}
     numerical = {}  # (k, i) -> u_k . (f_k(x + eps v) - f_k(x - eps v)) / (2 eps)
+    fn(*inputs)  # as PyTorch's fast mode: the outputs once more, before the perturbations
     for i, x in diff:
         orig = x._data.copy()
         step = vs[i].reshape(x._data.shape).astype(x._data.dtype)
@@ -183,10 +187,8 @@ def _fast_check(fn, inputs, eps, atol, rtol, nondet_tol) -> None:
             numerical[k, i] = float(us[k] @ ((plus[k] - minus[k]) / (2 * eps)))
 
     def analytical():
-        with enable_grad():
-            fresh = _differentiable_outputs(fn(*inputs))
         got = {}
-        for k, o in enumerate(fresh):
+        for k, o in enumerate(outs):
             if not o._rg:
                 for i, _ in diff:
                     got[k, i] = 0.0
@@ -211,7 +213,7 @@ def _fast_check(fn, inputs, eps, atol, rtol, nondet_tol) -> None:
             adjusted = atol * float(us[k].sum()) * float(vs[i].sum())
             if not abs(a - n) <= adjusted + rtol * abs(n):
                 num_full = numerical_jacobian(fn, inputs, eps)[k][i]
-                ana_full = analytical_jacobian(fn, inputs)[k][i]
+                ana_full = analytical_jacobian(fn, inputs, outs)[k][i]
                 raise GradcheckError(
                     f"Jacobian mismatch for output {k} with respect to input {i},\n"
                     f"numerical:{n!r}\nanalytical:{a!r}" + _FAST_MODE_NOTE
@@ -220,16 +222,15 @@ def _fast_check(fn, inputs, eps, atol, rtol, nondet_tol) -> None:
 
 
 # ---- checks after the Jacobians, as in PyTorch --------------------------------------------------------
-def _check_backward_mul_by_grad_output(fn, inputs) -> None:
+def _check_backward_mul_by_grad_output(outs, inputs) -> None:
     """A zero grad_output must give zero gradients: a backward that forgets grad_output passes the
     Jacobian test of a one-element output (grad_output is always 1 there), not this one."""
-    with enable_grad():
-        outs = [o for o in _differentiable_outputs(fn(*inputs)) if o._rg]
+    outs = [o for o in outs if o._rg]
     diff = [x for x in inputs if isinstance(x, Tensor) and x._rg]
     if not outs:
         return
     zeros = [Tensor._wrap(np.zeros_like(o._data)) for o in outs]
-    for g in _grad(outs, diff, zeros, allow_unused=True):
+    for g in _grad(outs, diff, zeros, retain_graph=True, allow_unused=True):
         if g is not None and np.any(g._data != 0):
             raise GradcheckError("backward not multiplied by grad_output")
 
@@ -253,13 +254,11 @@ def _custom_nodes(outs) -> list:
     return found
 
 
-def _check_undefined_grad(fn, inputs) -> None:
+def _check_undefined_grad(outs) -> None:
     """Every custom Function's backward, called with all its output gradients undefined (None
     after ``ctx.set_materialize_grads(False)``, zeros otherwise), must return None or zeros."""
     from .function import _materialize
 
-    with enable_grad():
-        outs = _differentiable_outputs(fn(*inputs))
     shapes = {id(o.grad_fn): o for o in outs if o.grad_fn is not None}  # a one-output node's output
     for node in _custom_nodes(outs):
         grads = [None] * node._n_outputs
@@ -292,12 +291,11 @@ def _warn_undefined() -> None:
 _UNBATCHABLE = ("item", "tolist", "numpy", "__bool__", "__float__", "__int__", "__index__")
 
 
-def _check_batched_grad(fn, inputs) -> None:
+def _check_batched_grad(outs, inputs) -> None:
     """PyTorch computes a batch of vector-Jacobian products at once with vmap, which cannot batch
     an operation that leaves the tensor world. minigrad has no vmap: it runs the backward with
     several random grad_outputs while those operations raise, and compares with one at a time."""
-    with enable_grad():
-        outs = [o for o in _differentiable_outputs(fn(*inputs)) if o._rg]
+    outs = [o for o in outs if o._rg]
     diff = [x for x in inputs if isinstance(x, Tensor) and x._rg]
     if not outs:
         return
