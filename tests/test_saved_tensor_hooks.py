@@ -250,3 +250,18 @@ def test_every_built_in_op_gives_the_same_gradient_through_copying_hooks():
                 np.testing.assert_array_equal(a, b, err_msg=row.id)
         checked += 1
     assert checked > 100 and len(packed) > checked  # the hooks did run (most ops save one or two tensors)
+
+
+def test_second_derivatives_through_hooked_saved_tensors():
+    """gradgradcheck of every twice-differentiable op with copying hooks active: the unpacked tensors stand
+    where the saved ones stood in the graph (same grad_fn, same leaf, the node's own output)."""
+    import optable
+
+    def pack(t):
+        return minigrad.tensor(t.detach().numpy().copy())
+
+    rows = [r for r in _op_rows() if r.gradgrad]
+    with minigrad.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        for row in rows:
+            optable.check_gradgradcheck(row)
+    assert len(rows) > 100
