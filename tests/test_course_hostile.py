@@ -201,6 +201,37 @@ def attacks(ctx: dict) -> dict:
                        "        _libc.execl(b'/bin/sleep', b'sleep', b'1004.5', ctypes.c_char_p(None))\n"
                        "        _libc._exit(0)\n    if _pid < 0:\n        break\n"
                        "_libc.kill(os.getppid(), 9)\n_libc.kill(1, 9)\n_libc.kill(-1, 9)\n_libc.kill(0, 9)\n"),
+        # issue 22, 5: one student zeroing the class through host-wide quotas, CPU shares or unsized tmpfs
+        "a23-userns": _find(
+            "import ctypes\n_libc = ctypes.CDLL(None, use_errno=True)\n_made = 0\n_fds = []\n"
+            "for _i in range(300):\n"
+            "    _pid = os.fork()\n"
+            "    if _pid == 0:  # a child: a user namespace, then a UTS namespace held open\n"
+            "        _ok = _libc.unshare(0x10000000) == 0 and _libc.unshare(0x04000000) == 0\n"
+            "        os._exit(0 if _ok else 1)\n"
+            "    _, _st = os.waitpid(_pid, 0)\n"
+            "    _made += os.waitstatus_to_exitcode(_st) == 0\n"
+            "_made += _libc.unshare(0x10000000) == 0\n"
+            "if _made:\n    _found.append(f'made {_made} user namespaces')\n" + LOOT),
+        "a24-sessions": ("import os, time\n_kids = []\n"
+                         "for _i in range(250):\n"
+                         "    try:\n        _pid = os.fork()\n    except OSError:\n        break\n"
+                         "    if _pid == 0:\n"
+                         "        os.setsid()\n        _t = time.monotonic()\n"
+                         "        while time.monotonic() - _t < 40:\n            pass\n"
+                         "        os._exit(0)\n"
+                         "    _kids.append(_pid)\n"
+                         "time.sleep(25)\n"),
+        "a25-shm": _find(
+            "_mb = {}\n"
+            "for _base in ['/dev/shm', '/dev', '/tmp']:\n"
+            "    _mb[_base] = 0\n"
+            "    for _k in range(64):\n"
+            "        try:\n            with open(f'{_base}/fill{_k}.bin', 'wb') as _f:\n"
+            "                for _i in range(32):\n"
+            "                    _f.write(b'0' * 2**20)\n                    _mb[_base] += 1\n"
+            "        except OSError:\n            break\n"
+            "    if _mb[_base] > 300:\n        _found.append(f'wrote {_mb[_base]} MB into {_base}')\n" + LOOT),
         # beyond the issue: code that the checker runs, trying to fool it
         "a21-eq": "",
         "a22-patch": "",
@@ -348,7 +379,7 @@ def test_no_process_of_the_run_survives(hostile):
 def test_attackers_see_nothing_and_get_nothing(hostile):
     looters = ["a01-r1-frames", "a02-r2-dirfd", "a03-r3-forkexec", "a04-r3-pidfd", "a05-r4-kernels",
                "a06-r5-transformer", "a07-r5-builtins", "a12-alloc", "a17-proc", "a18-network",
-               "a19-bigfile"]
+               "a19-bigfile", "a23-userns", "a25-shm"]
     for a in looters:
         assert "In [2] raised RuntimeError: LOOT: nothing" in _fb(hostile, a), (a, _fb(hostile, a))
 
@@ -445,3 +476,31 @@ def test_comparison_hooks_and_patched_numpy_are_flagged(hostile):
     assert "__eq__" in _fb(hostile, "a21-eq")
     _zero_and_victim_intact(hostile, "a22-patch", flagged=True)
     assert "numpy.allclose was replaced" in _fb(hostile, "a22-patch")
+
+
+# ------------------------------------------------------- issue 22, 5: one student cannot zero the class
+def test_namespaces_are_out_of_reach(hostile):
+    """Reproducer 5: no user (so no UTS) namespace can be made, so the host-wide quota is untouched."""
+    _zero_and_victim_intact(hostile, "a23-userns")
+    assert "In [2] raised RuntimeError: LOOT: nothing" in _fb(hostile, "a23-userns")
+
+
+def test_busy_sessions_slow_only_their_own_notebook(hostile):
+    """250 busy loops, each in its own session: the victim graded beside them keeps its grade and its pace."""
+    _zero_and_victim_intact(hostile, "a24-sessions")
+    secs = {x["student"]: x["seconds"] for x in hostile["rows"]}
+    quiet = sorted(secs[v] for v in hostile["victims"] if v != "a24-zvictim")
+    typical = quiet[len(quiet) // 2]
+    assert secs["a24-zvictim"] <= 2 * max(typical, 5.0), (secs["a24-zvictim"], typical)
+
+
+def test_shared_memory_and_dev_are_bounded(hostile):
+    """/dev/shm has a size, /dev is read-only, /tmp is bounded: 2 GB cannot go into any of them."""
+    _zero_and_victim_intact(hostile, "a25-shm")
+
+
+def test_the_run_records_how_resources_were_bounded(hostile):
+    run = json.loads((hostile["out"] / "grades.json").read_text())["run"]
+    assert run["resources"].startswith(("cgroup v1", "cgroup v2", "no cgroups ("))
+    if os.geteuid() == 0 and os.environ.get("REQUIRE_SANDBOX"):  # CI grades as root: cgroups must be used
+        assert run["resources"].startswith("cgroup"), run["resources"]
