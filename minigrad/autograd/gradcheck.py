@@ -288,7 +288,9 @@ def _warn_undefined() -> None:
                   'function with "check_undefined_grad=False" to disable the feature', UserWarning, stacklevel=4)
 
 
-_UNBATCHABLE = ("item", "tolist", "numpy", "__bool__", "__float__", "__int__", "__index__")
+# the methods that leave the tensor world, and the operation PyTorch names when vmap refuses them
+_UNBATCHABLE = {"item": "item", "tolist": "item", "numpy": "numpy", "__bool__": "is_nonzero",
+                "__float__": "item", "__int__": "item", "__index__": "item"}
 
 
 def _check_batched_grad(outs, inputs) -> None:
@@ -306,7 +308,7 @@ def _check_batched_grad(outs, inputs) -> None:
 
     def refuse(name):
         def method(self, *a, **k):
-            raise RuntimeError(f"Batching rule not implemented for aten::{name.strip('_')}. "
+            raise RuntimeError(f"Batching rule not implemented for aten::{_UNBATCHABLE[name]}. "
                                "We could not generate a fallback.")
         return method
 
