@@ -88,6 +88,17 @@ WRONG = [
     Wrong("ch10-ex3", "sign", _fixed("-grad * (grad_output / len(target)), None"), says="wrong sign"),
     Wrong("ch10-ex3", "count", _fixed("grad * (grad_output / len(target))"),
           says="wrong number of returned gradients"),
+    # the old solution: the right gradient, but log_p saved (chapter 7's double-backward bug)
+    Wrong("ch10-ex3", "saved-intermediate", _fixed(_RIGHT_FIX), says="saves an intermediate"),
+    Wrong("ch10-ex3", "in-place", 'culprit = "SuspectCrossEntropy"\n\n\n'
+          + function("FixedFunction",
+                     "        ctx.save_for_backward(logits, target)\n"
+                     "        return -logits.log_softmax(1)[torch.arange(len(target)), target].mean()",
+                     "        logits, target = ctx.saved_tensors\n"
+                     "        grad = logits.softmax(1)\n"
+                     "        grad[torch.arange(len(target)), target] -= 1\n"
+                     "        return grad * (grad_output / len(target)), None",
+                     args="logits, target"), says="modified by an inplace operation"),
     Wrong("ch10-ex3", "correct", 'culprit = "SuspectCrossEntropy"\n\n\n'
           + function("FixedFunction",
                      "        ctx.save_for_backward(logits, target)\n"

@@ -180,10 +180,32 @@ def _check_culprit(culprit, fixed=None):
                                inputs=[(6, 5)], input_names=["logits"])
     if not result.passed:
         return _fix_not_right(result)
+    _check_twice_differentiable(fixed, labels)
     verified = result.message.split("\n", 1)[1]
     return ("right: SuspectCrossEntropy's backward forgot the mean's 1/N, so its gradients were N times too "
             "large (64 for a batch of 64) and every step overshot. FixedFunction is correct, checked on 2 "
-            "batches of 6 random rows of scores:\n" + verified)
+            "batches of 6 random rows of scores, and gradgradcheck passes (it saves only its inputs):\n"
+            + verified)
+
+
+def _check_twice_differentiable(fixed, labels) -> None:
+    """gradgradcheck on the fix: a loss must not save an intermediate such as log_p (chapter 7)."""
+    rng = np.random.default_rng(3)
+    z = minigrad.tensor(rng.normal(size=(6, 5)), dtype=minigrad.float64, requires_grad=True)
+    why = ("A loss is what second derivatives are taken of (chapter 7): save only the inputs, "
+           "ctx.save_for_backward(logits, target), and recompute the softmax in backward with "
+           "differentiable operations, without changing a tensor in place (subtract a one-hot "
+           "matrix, e.g. torch.eye(C)[target]).")
+    try:
+        ok = minigrad.autograd.gradgradcheck(fixed.apply, (z, labels), raise_exception=False)
+    except Exception as err:  # e.g. an in-place change of a recorded tensor under create_graph
+        first = str(err).splitlines()[0] if str(err) else ""
+        raise CheckFailed("The culprit is right and FixedFunction's gradient is correct, but differentiating "
+                          f"its backward raised {type(err).__name__}: {first}\n" + why) from None
+    if not ok:
+        raise CheckFailed("The culprit is right and FixedFunction's gradient is correct, but gradgradcheck fails: "
+                          "FixedFunction saves an intermediate (log_p), computed in forward where nothing is "
+                          "recorded, so the gradient of its gradient cannot reach the scores.\n" + why)
 
 
 def _fix_not_right(result):
