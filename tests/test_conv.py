@@ -63,14 +63,21 @@ def test_conv1d_matches_pytorch():
     _compare(lambda T, x, w: T.nn.functional.conv1d(x, w, padding="same"), [x, w], None)
 
 
+@pytest.mark.parametrize("x", [X, X[0]], ids=["batched", "unbatched"])
 @pytest.mark.parametrize("kw", MAXPOOL_CASES, ids=str)
-def test_max_pool2d_matches_pytorch_with_indices(kw):
-    _compare(lambda T, x: T.nn.functional.max_pool2d(x, return_indices=True, **kw), [X], None)
+def test_max_pool2d_matches_pytorch_with_indices(kw, x):
+    _compare(lambda T, x: T.nn.functional.max_pool2d(x, return_indices=True, **kw), [x], None)
 
 
+@pytest.mark.parametrize("x", [X, X[0]], ids=["batched", "unbatched"])
 @pytest.mark.parametrize("kw", AVGPOOL_CASES, ids=str)
-def test_avg_pool2d_matches_pytorch(kw):
-    _compare(lambda T, x: T.nn.functional.avg_pool2d(x, **kw), [X], None)
+def test_avg_pool2d_matches_pytorch(kw, x):
+    _compare(lambda T, x: T.nn.functional.avg_pool2d(x, **kw), [x], None)
+
+
+def test_unbatched_conv_matches_pytorch():
+    _compare(lambda T, x, w, b: T.nn.functional.conv2d(x, w, b, padding=1), [X[0], W_FULL, B], None)
+    _compare(lambda T, x, w: T.nn.functional.conv1d(x, w), [X[0, :, 0], W_FULL[:, :, 0]], None)
 
 
 def _t(a):

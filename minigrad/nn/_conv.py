@@ -182,6 +182,9 @@ class _MaxPool2d(Function):
     @staticmethod
     def forward(ctx, x, kernel, stride, pad, dilation):
         xd = x._data
+        ctx.unbatched = xd.ndim == 3  # (C, H, W): PyTorch's node takes it as it is
+        if ctx.unbatched:
+            xd = xd[None]
         ph, pw = pad
         xp = np.pad(xd, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=-np.inf) if ph or pw else xd
         win = _windows(xp, kernel, stride, dilation)
@@ -195,7 +198,10 @@ class _MaxPool2d(Function):
         i, j = np.divmod(arg, kw)
         rows = np.arange(oh).reshape(1, 1, oh, 1) * stride[0] + i * dilation[0] - ph
         cols = np.arange(ow).reshape(1, 1, 1, ow) * stride[1] + j * dilation[1] - pw
-        idx = _wrap((rows * xd.shape[3] + cols).astype(np.int64))
+        idx = (rows * xd.shape[3] + cols).astype(np.int64)
+        if ctx.unbatched:
+            out, idx = out[0], idx[0]
+        idx = _wrap(idx)
         ctx.mark_non_differentiable(idx)
         return _wrap(np.ascontiguousarray(out)), idx
 
@@ -203,13 +209,14 @@ class _MaxPool2d(Function):
     @once_differentiable
     def backward(ctx, grad, _):
         xp_shape, kernel, stride, pad, dilation, shape = ctx.geometry
-        gd = grad._data
+        gd = grad._data[None] if ctx.unbatched else grad._data
         kh, kw = kernel
         onehot = (ctx.arg[..., None] == np.arange(kh * kw)).reshape(*ctx.arg.shape, kh, kw)
         gwin = onehot * gd[..., None, None]
         gxp = _scatter_windows(gwin.astype(gd.dtype), xp_shape, stride, dilation)
         ph, pw = pad
-        return _wrap(np.ascontiguousarray(gxp[:, :, ph:ph + shape[2], pw:pw + shape[3]])), None, None, None, None
+        gx = gxp[:, :, ph:ph + shape[2], pw:pw + shape[3]]
+        return _wrap(np.ascontiguousarray(gx[0] if ctx.unbatched else gx)), None, None, None, None
 
 
 def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,  # noqa: A002
@@ -218,11 +225,7 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
     if ceil_mode:
         raise NotImplementedError("minigrad's max_pool2d implements ceil_mode=False only")
     kernel, stride, pad, dil = _pool_geometry(kernel_size, stride, padding, dilation)
-    unbatched = input.ndim == 3
-    x = input.unsqueeze(0) if unbatched else input
-    out, idx = _MaxPool2d.apply(x, kernel, stride, pad, dil)
-    if unbatched:
-        out, idx = out.squeeze(0), idx.squeeze(0)
+    out, idx = _MaxPool2d.apply(input, kernel, stride, pad, dil)
     return (out, idx) if return_indices else out
 
 
@@ -232,6 +235,9 @@ class _AvgPool2d(Function):
     @staticmethod
     def forward(ctx, x, kernel, stride, pad, count_include_pad, divisor_override):
         xd = x._data
+        ctx.unbatched = xd.ndim == 3
+        if ctx.unbatched:
+            xd = xd[None]
         ph, pw = pad
         xp = np.pad(xd, ((0, 0), (0, 0), (ph, ph), (pw, pw))) if ph or pw else xd
         win = _windows(xp, kernel, stride, (1, 1))
@@ -245,16 +251,17 @@ class _AvgPool2d(Function):
         out = win.sum(axis=(-2, -1)) / div
         ctx.geometry = (xp.shape, kernel, stride, pad, xd.shape)
         ctx.div = div
-        return _wrap(np.ascontiguousarray(out, dtype=xd.dtype))
+        return _wrap(np.ascontiguousarray(out[0] if ctx.unbatched else out, dtype=xd.dtype))
 
     @staticmethod
     @once_differentiable
     def backward(ctx, grad):
         xp_shape, (kh, kw), stride, (ph, pw), shape = ctx.geometry
-        g = grad._data / ctx.div
+        g = (grad._data[None] if ctx.unbatched else grad._data) / ctx.div
         gwin = np.broadcast_to(g[..., None, None], g.shape + (kh, kw))
         gxp = _scatter_windows(gwin, xp_shape, stride, (1, 1))
-        return (_wrap(np.ascontiguousarray(gxp[:, :, ph:ph + shape[2], pw:pw + shape[3]], dtype=grad._data.dtype)),
+        gx = gxp[:, :, ph:ph + shape[2], pw:pw + shape[3]]
+        return (_wrap(np.ascontiguousarray(gx[0] if ctx.unbatched else gx, dtype=grad._data.dtype)),
                 None, None, None, None, None)
 
 
@@ -264,10 +271,7 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
     if ceil_mode:
         raise NotImplementedError("minigrad's avg_pool2d implements ceil_mode=False only")
     kernel, stride, pad, _ = _pool_geometry(kernel_size, stride, padding)
-    unbatched = input.ndim == 3
-    x = input.unsqueeze(0) if unbatched else input
-    out = _AvgPool2d.apply(x, kernel, stride, pad, bool(count_include_pad), divisor_override)
-    return out.squeeze(0) if unbatched else out
+    return _AvgPool2d.apply(input, kernel, stride, pad, bool(count_include_pad), divisor_override)
 
 
 # --- modules ------------------------------------------------------------------------------------------------
