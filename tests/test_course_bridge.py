@@ -299,6 +299,27 @@ def test_callbacks_go_the_other_way_and_are_differentiable_there():
     assert np.allclose(h.numpy(), [3.0, -6.0])  # judge -> worker -> judge graphs, differentiated twice
 
 
+def test_an_error_in_a_judge_function_tells_the_worker_its_type_only():
+    judge, _ = _local("def call(f):\n    try:\n        f()\n    except ValueError as e:\n"
+                      "        return str(e), e.__traceback__ is not None\n")
+
+    def f():
+        raise ValueError("the reference answer is 42")
+
+    text, _ = judge.lookup("call")(f)
+    assert "42" not in text and "grader" in text
+
+
+def test_identity_and_repeated_outputs_are_differentiable():
+    judge, _ = _local("def same(x):\n    return x\n\ndef twice(x):\n    y = x * 2\n    return y, y\n")
+    x = minigrad.tensor([1.0, 2.0], dtype=minigrad.float64, requires_grad=True)
+    judge.lookup("same")(x).sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0]
+    a, b = judge.lookup("twice")(x)
+    (g,) = minigrad.autograd.grad((a + 3 * b).sum(), x)
+    assert g.tolist() == [8.0, 8.0]
+
+
 def test_nested_callbacks_have_a_depth_limit():
     judge, _ = _local("def bounce(f, n):\n    return f(n)\n")
     bounce = judge.lookup("bounce")
@@ -502,7 +523,10 @@ def _start(code: str, timeout: float = 30.0):
     from minigrad.course import _values as values
 
     encoded = {k: values.encode(v) for k, v in _values(code).items()}
-    return _bridge.start_worker(_load(code), encoded, timeout=timeout, env=env)
+    judge, proc = _bridge.start_worker(_load(code), encoded, timeout=120, env=env)
+    judge.lookup(_worker.LOAD_ERROR)  # the worker has started (slow on a busy machine): now the real timeout
+    judge.send.__self__.io.timeout = timeout
+    return judge, proc
 
 
 def _root():
@@ -623,15 +647,16 @@ def test_endless_callbacks_stop_at_the_checks_time_budget():
 
     code = "def spin(f):\n    while True:\n        f(1.0)\n"
     judge, proc = _start(code, timeout=5)
+    spin = judge.lookup("spin")
     judge.send.__self__.deadline = time.monotonic() + 2
     t0 = time.monotonic()
     try:
         with pytest.raises(ProtocolError, match="budget"):
-            judge.lookup("spin")(lambda v: v)
+            spin(lambda v: v)
     finally:
         proc.kill()
         proc.wait()
-    assert time.monotonic() - t0 < 10 and judge.broken
+    assert time.monotonic() - t0 < 30 and judge.broken
 
 
 def test_a_blocking_read_of_fd_0_is_a_timeout_not_a_pass():
