@@ -557,6 +557,29 @@ def test_parity_over_a_subprocess_pipe(ex_id, code):
     _same(here, there)
 
 
+def test_the_worker_serves_on_the_file_descriptors_it_is_given():
+    """``python -m minigrad.course._worker READ_FD WRITE_FD``: how a runner that keeps its stdin and
+    stdout for itself starts it."""
+    to_worker_r, to_worker_w = os.pipe()
+    from_worker_r, from_worker_w = os.pipe()
+    env = {**os.environ, "PYTHONPATH": str(_root())}
+    proc = subprocess.Popen([sys.executable, "-m", "minigrad.course._worker", str(to_worker_r), str(from_worker_w)],
+                            pass_fds=(to_worker_r, from_worker_w), stdin=subprocess.DEVNULL, env=env)
+    os.close(to_worker_r)
+    os.close(from_worker_w)
+    transport = _bridge.PipeTransport(from_worker_r, to_worker_w, timeout=120)
+    transport.io.write({"load": _load(CUBE), "values": {}})
+    judge = _bridge.Bridge(transport.send)
+    transport.on_request = judge.handle
+    try:
+        _same(_in_process("ch02-ex1", CUBE), _through_bridge(judge, "ch02-ex1", CUBE))
+    finally:
+        os.close(to_worker_w)
+        proc.wait(timeout=30)
+        os.close(from_worker_r)
+    assert proc.returncode == 0
+
+
 FORGE = """\
 import random
 
