@@ -351,6 +351,14 @@ def test_exceptions_keep_their_builtin_type_and_the_students_line():
     assert type(cinfo.value).__name__ == "Oops"
     with pytest.raises(NameError):
         judge.lookup("not_defined")
+    judge2, _ = _local("class Strict(ValueError):\n    pass\n\ndef strict():\n    raise Strict('no')\n\n"
+                       "def check_grad(x):\n    return torch.autograd.gradcheck(lambda t: t.detach() * 2, (x,))\n")
+    with pytest.raises(ValueError, match="no") as vinfo:  # a subclass of a builtin is still caught as one
+        judge2.lookup("strict")()
+    assert type(vinfo.value).__name__ == "Strict" and isinstance(vinfo.value, _bridge.RemoteError)
+    with pytest.raises(RuntimeError) as ginfo:  # minigrad's GradcheckError is a RuntimeError
+        judge2.lookup("check_grad")(minigrad.tensor([1.0], dtype=minigrad.float64, requires_grad=True))
+    assert type(ginfo.value).__name__ in ("GradcheckError", "RuntimeError")
 
 
 def test_the_worker_loads_definitions_as_the_checker_does():

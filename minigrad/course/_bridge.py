@@ -65,19 +65,28 @@ class RemoteError(Exception):
 
 _BUILTIN_EXCEPTIONS = {n: c for n, c in vars(builtins).items()
                        if isinstance(c, type) and issubclass(c, Exception)}
-_remote_types: dict[str, type] = {}
+_remote_types: dict[tuple, type] = {}
 
 
-def _exception_type(name: str, builtin: bool) -> type:
+def _exception_type(name: str, builtin: bool, base: str = "Exception") -> type:
+    """The class to raise for a remote exception: the builtin itself, or a RemoteError subclass of
+    that name that also derives from the remote type's nearest builtin (``except RuntimeError``
+    still catches a GradcheckError)."""
     if name == "ProtocolError":
         return ProtocolError
     if builtin and name in _BUILTIN_EXCEPTIONS:
         return _BUILTIN_EXCEPTIONS[name]
     if not name.isidentifier() or keyword.iskeyword(name):
         name = "RemoteError"
-    if name not in _remote_types:
-        _remote_types[name] = type(name, (RemoteError,), {"__module__": "builtins"})
-    return _remote_types[name]
+    parent = _BUILTIN_EXCEPTIONS.get(base, Exception)
+    key = (name, parent)
+    if key not in _remote_types:
+        bases = (RemoteError,) if parent is Exception else (RemoteError, parent)
+        try:
+            _remote_types[key] = type(name, bases, {"__module__": "builtins"})
+        except TypeError:  # an instance lay-out RemoteError cannot share (OSError ...)
+            _remote_types[key] = type(name, (RemoteError,), {"__module__": "builtins"})
+    return _remote_types[key]
 
 
 def _raise_with_frames(exc: BaseException, frames: list) -> None:
@@ -397,7 +406,7 @@ class Peer:
         return reply
 
     def _raise(self, err: dict) -> None:
-        cls = _exception_type(err["type"], err["builtin"])
+        cls = _exception_type(err["type"], err["builtin"], err.get("base", "Exception"))
         try:  # plain data only: an exception argument is never a proxy (its str would ask the worker)
             args = [a for a in map(self.decode, err["args"]) if type(a) in (str, int, float, bool, type(None))]
             exc = cls(*args)
@@ -675,7 +684,10 @@ class Peer:
                 continue
             frames.append([fname[:1000], int(f.lineno or 0), str(f.name)[:wire.MAX_NAME]])
         name = t.__name__ if isinstance(t.__name__, str) else "RemoteError"
-        return {"type": name[:wire.MAX_NAME], "builtin": builtin, "args": args, "frames": frames[-wire.MAX_FRAMES:]}
+        base = next((c.__name__ for c in t.__mro__ if c.__module__ == "builtins" and issubclass(c, Exception)),
+                    "Exception")
+        return {"type": name[:wire.MAX_NAME], "builtin": builtin, "base": base, "args": args,
+                "frames": frames[-wire.MAX_FRAMES:]}
 
     def _target(self, rid: int) -> Any:
         if rid not in self.table:

@@ -225,8 +225,10 @@ def check_reply(msg: Any, request_id: int) -> dict:
     if "error" in msg:
         _keys(msg, {"re", "error"}, set(), "error reply")
         err = msg["error"]
-        _keys(err, ERROR_FIELDS, set(), "error")
+        _keys(err, ERROR_FIELDS, {"base"}, "error")  # base: the nearest builtin class of a non-builtin type
         _str(err["type"], "error type", MAX_NAME)
+        if "base" in err:
+            _str(err["base"], "error base", MAX_NAME)
         _bool(err["builtin"], "error builtin")
         for a in _list(err["args"], "error args", 16):
             check_value(a, 1)
