@@ -93,6 +93,7 @@ class Demo:
     caught_tries: list = field(default_factory=list)   # line numbers of every top-level try/except
     recorders: list = field(default_factory=list)      # line numbers of catch_warnings(record=True)
     unchecked_recorders: list = field(default_factory=list)
+    pytorch_text: str | None = None                     # a pytorch-only cell: what the page says PyTorch prints
 
     @property
     def where(self) -> str:
@@ -147,6 +148,19 @@ def _demo(path: Path, index: int, cell) -> Demo | None:
     return None
 
 
+PYTORCH_ONLY = "pytorch-only"
+PRINTS = re.compile(r"PyTorch 2\.13 prints:\s*```text\n(.*?)```", re.S)
+
+
+def _pytorch_text(cells, i) -> str | None:
+    """The text block 'PyTorch 2.13 prints:' of the Markdown cell after cell i (None if there is none)."""
+    nxt = cells[i + 1] if i + 1 < len(cells) else None
+    if nxt is None or nxt["cell_type"] != "markdown":
+        return None
+    m = PRINTS.search("".join(nxt["source"]))
+    return m.group(1) if m else None
+
+
 def _demos(path: Path) -> list[Demo]:
     nb = json.loads(path.read_text())
     found = []
@@ -154,8 +168,18 @@ def _demos(path: Path) -> list[Demo]:
         if cell["cell_type"] == "code":
             d = _demo(path, i, cell)
             if d is not None:
+                if PYTORCH_ONLY in d.tags:
+                    d.pytorch_text = _pytorch_text(nb["cells"], i)
                 found.append(d)
     return found
+
+
+def _pytorch_only_cells():
+    for path in NOTEBOOKS:
+        nb = json.loads(path.read_text())
+        for i, cell in enumerate(nb["cells"]):
+            if cell["cell_type"] == "code" and PYTORCH_ONLY in cell.get("metadata", {}).get("tags", []):
+                yield path, cell, _pytorch_text(nb["cells"], i)
 
 
 def _shows_false(call: ast.Call) -> bool:
@@ -167,6 +191,10 @@ def _problems_of_output(d: Demo) -> list[str]:
     """What is wrong with the stored output of a demonstration cell (empty: nothing)."""
     problems = []
     out = _stdout({"outputs": d.outputs})
+    if PYTORCH_ONLY in d.tags:   # minigrad cannot run it: the page shows PyTorch's output instead
+        if d.pytorch_text is None:
+            return ["tagged pytorch-only, but no Markdown cell with 'PyTorch 2.13 prints:' and a text block follows it"]
+        out = d.pytorch_text
     errors = [o for o in d.outputs if o.get("output_type") == "error"]
     if "raises-exception" in d.tags:
         if not errors:
@@ -220,6 +248,28 @@ def test_no_demonstration_passes_silently(path):
         for call in d.bare_calls:
             problems.append(f"{d.where}, line {call.lineno}: {_call_name(call)}(...) outside a `with` checks nothing")
     assert not problems, _report(path, problems)
+
+
+def test_pytorch_only_cells_print_what_the_page_says():
+    """A cell tagged pytorch-only (a feature minigrad lacks) runs on PyTorch alone, on its own: its
+    source with `torch` bound to PyTorch must print the page's 'PyTorch 2.13 prints:' block."""
+    cells = list(_pytorch_only_cells())
+    assert cells, "no pytorch-only cell: the book's mixed-precision section (chapter 8) has one"
+    missing = [f"{p.name} cell {c.get('id')}" for p, c, text in cells if text is None]
+    assert not missing, f"no 'PyTorch 2.13 prints:' text block after: {missing}"
+    pytest.importorskip("torch")
+    prelude = ("import torch\nfrom torch.autograd import Function\n"
+               "from minigrad.course.demos import expect_error, expect_warning\ntorch.set_num_threads(1)\n")
+    problems = []
+    for path, cell, text in cells:
+        source = "".join(cell["source"])
+        source = re.sub(r"\bminigrad\b(?!\.course\b)", "torch", source)
+        run = subprocess.run([sys.executable, "-c", prelude + source], capture_output=True, text=True, timeout=300)
+        if run.returncode != 0:
+            problems.append(f"{path.name} cell {cell.get('id')} fails on PyTorch:\n{run.stderr[-2000:]}")
+        elif run.stdout != text:
+            problems.append(f"{path.name} cell {cell.get('id')}: the page says PyTorch prints\n{text}\nit prints\n{run.stdout}")
+    assert not problems, "\n".join(problems)
 
 
 # ---------------------------------------------------------------- the detector, on made-up cells
@@ -307,6 +357,9 @@ def test_expect_error_shows_the_error_and_fails_when_none_comes(capsys):
     assert [len(line) <= 76 for line in capsys.readouterr().out.splitlines()] == [True, True, True]
     with pytest.raises(ValueError, match="show must be"):
         expect_error(ValueError, show="everything")
+    with expect_error(ValueError, show=lambda m: m.splitlines()[0]):   # not called before the error comes
+        raise ValueError("first\nsecond")
+    assert capsys.readouterr().out == "ValueError: first\n"
     with pytest.raises(TypeError, match="exception class"):
         expect_error("RuntimeError")
 

@@ -47,6 +47,11 @@ def _wrap(text: str) -> str:
                      for line in text.splitlines())
 
 
+def _check_show(show) -> None:
+    if not (show is False or show is None or callable(show) or show in ("line", "type", "message")):
+        raise ValueError(f"show must be 'line', 'type', 'message', False or a function of the message, not {show!r}")
+
+
 def _render(name: str, text: str, show) -> str | None:
     """What a demonstration prints: None for nothing."""
     if show is False or show is None:
@@ -80,7 +85,7 @@ class expect_error:
         kinds = kind if isinstance(kind, tuple) else (kind,)
         if not kinds or not all(isinstance(k, type) and issubclass(k, BaseException) for k in kinds):
             raise TypeError(f"expect_error needs an exception class (or a tuple of them), not {kind!r}")
-        _render("X", "", show)  # a wrong `show` fails here, before the block runs
+        _check_show(show)  # a wrong `show` fails here, before the block runs
         self.kind, self.match, self.show = kind, match, show
         self.value: BaseException | None = None
 
@@ -126,7 +131,7 @@ class expect_warning:
         kinds = kind if isinstance(kind, tuple) else (kind,)
         if not kinds or not all(isinstance(k, type) and issubclass(k, Warning) for k in kinds):
             raise TypeError(f"expect_warning needs a warning category (or a tuple of them), not {kind!r}")
-        _render("X", "", show)
+        _check_show(show)
         self.kind, self.match, self.show = kind, match, show
         self.caught: list[warnings.WarningMessage] = []
         self._recorder = None
