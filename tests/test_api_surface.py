@@ -27,11 +27,11 @@ addmm bmm chunk split repeat flip type_as index_add_ scatter_ masked_fill_ exp_ 
 """.split()
 NN_CLASSES = """
 ModuleDict BCEWithLogitsLoss L1Loss Dropout Embedding LayerNorm BatchNorm1d GELU SiLU LeakyReLU ELU Softplus Hardtanh
-Identity Flatten Conv1d Conv2d MaxPool2d AvgPool2d PixelShuffle PixelUnshuffle
+Identity Flatten Conv1d Conv2d MaxPool2d AvgPool2d PixelShuffle PixelUnshuffle AdaptiveAvgPool2d
 """.split()
 FUNCTIONAL = """
 binary_cross_entropy_with_logits l1_loss dropout gelu silu leaky_relu elu softplus hardtanh one_hot pad normalize
-conv1d conv2d max_pool2d avg_pool2d pixel_shuffle pixel_unshuffle
+conv1d conv2d max_pool2d avg_pool2d pixel_shuffle pixel_unshuffle adaptive_avg_pool2d
 """.split()
 # Issue 24: dotted names that real programs import or call, as "module.path:attribute"
 ISSUE_24_NAMES = """

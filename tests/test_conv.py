@@ -178,3 +178,16 @@ def test_pixel_shuffle_errors(T):
     with pytest.raises(RuntimeError, match="expects height to be divisible by downscale_factor, but "
                                            "input.size\\(-2\\)=3 is not divisible by 2"):
         T.nn.functional.pixel_unshuffle(T.ones(1, 3, 3, 2), 2)
+
+
+@pytest.mark.parametrize("size", [(3, 2), 2, (None, 2), 1, (1, 1), (7, 5)], ids=str)
+@pytest.mark.parametrize("x", [X, X[0]], ids=["batched", "unbatched"])
+def test_adaptive_avg_pool2d_matches_pytorch(size, x):
+    _compare(lambda T, x: T.nn.functional.adaptive_avg_pool2d(x, size), [x], None)
+
+
+def test_adaptive_avg_pool2d_is_twice_differentiable():
+    x = _t(X[:1, :2])
+    assert minigrad.autograd.gradcheck(lambda x: F.adaptive_avg_pool2d(x, (3, 2)), (x,))
+    assert minigrad.autograd.gradgradcheck(lambda x: F.adaptive_avg_pool2d(x, (3, 2)), (x,))
+    assert repr(minigrad.nn.AdaptiveAvgPool2d((3, None))) == "AdaptiveAvgPool2d(output_size=(3, None))"

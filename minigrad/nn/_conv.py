@@ -8,6 +8,10 @@ gradients back with one vectorized addition per kernel position (KH x KW of them
 Each is a custom Function with the node name PyTorch gives it (``ConvolutionBackward0``,
 ``MaxPool2DWithIndicesBackward0``, ``AvgPool2DBackward0``). Their backwards are NumPy formulas, so they
 support first derivatives only: a second derivative through them raises a clear error.
+
+Also here: ``pixel_shuffle`` / ``pixel_unshuffle`` (a reshape and a transpose; each one's backward is the
+other) and ``adaptive_avg_pool2d`` (two small averaging matrices, ``a @ x @ b.T``), which are
+differentiable any number of times.
 """
 from __future__ import annotations
 
@@ -473,3 +477,58 @@ class PixelUnshuffle(Module):
 
     def extra_repr(self) -> str:
         return f"downscale_factor={self.downscale_factor}"
+
+
+# --- adaptive average pooling ------------------------------------------------------------------------------------
+def _adaptive_matrix(n_in: int, n_out: int, dtype) -> np.ndarray:
+    """(n_out, n_in): row i averages PyTorch's window [floor(i*n_in/n_out), ceil((i+1)*n_in/n_out))."""
+    i = np.arange(n_out)
+    start = (i * n_in) // n_out
+    end = -((-(i + 1) * n_in) // n_out)
+    cols = np.arange(n_in)
+    inside = (cols >= start[:, None]) & (cols < end[:, None])
+    return (inside / (end - start)[:, None]).astype(dtype)
+
+
+class _AdaptiveAvgPool2d(Function):
+    """``a @ x @ b.T`` over the last two dims; its backward is the same operation with the transposes, so it
+    is differentiable any number of times."""
+
+    _node_name = "AdaptiveAvgPool2DBackward0"
+
+    @staticmethod
+    def forward(ctx, x, a, b):
+        ctx.a, ctx.b = a, b
+        return _wrap(np.ascontiguousarray(np.einsum("oh,...hw,pw->...op", a, x._data, b, optimize=True)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _AdaptiveAvgPool2d.apply(grad, ctx.a.T, ctx.b.T), None, None
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:  # noqa: A002
+    """Average pooling to a given (H_out, W_out) (an int for both; None keeps that size), with PyTorch's
+    windows; an output of 1 x 1 is the mean over H and W, as PyTorch computes it."""
+    if input.ndim not in (3, 4):
+        raise ValueError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {list(input.shape)}")
+    h, w = input.shape[-2:]
+    oh, ow = output_size if isinstance(output_size, (tuple, list)) else (output_size, output_size)
+    oh, ow = h if oh is None else int(oh), w if ow is None else int(ow)
+    if oh <= 0 or ow <= 0:
+        raise RuntimeError(f"adaptive_avg_pool2d(): output_size must be positive, got ({oh}, {ow})")
+    if oh == 1 and ow == 1:
+        return input.mean((-2, -1), keepdim=True)
+    dtype = input._data.dtype
+    return _AdaptiveAvgPool2d.apply(input, _adaptive_matrix(h, oh, dtype), _adaptive_matrix(w, ow, dtype))
+
+
+class AdaptiveAvgPool2d(Module):
+    def __init__(self, output_size) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return adaptive_avg_pool2d(input, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"

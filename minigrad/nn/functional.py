@@ -399,7 +399,8 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     return dot / (x1.norm(dim=dim) * x2.norm(dim=dim)).clamp_min(eps)
 
 
-from ._conv import avg_pool2d, conv1d, conv2d, max_pool2d, pixel_shuffle, pixel_unshuffle  # noqa: E402  (_conv.py imports nothing from here)
+from ._conv import (adaptive_avg_pool2d, avg_pool2d, conv1d, conv2d, max_pool2d, pixel_shuffle,  # noqa: E402
+                    pixel_unshuffle)  # (_conv.py imports nothing from here)
 
 
 def __getattr__(name: str):

@@ -4,7 +4,8 @@ re-exports those of its PyTorch namesake that minigrad has."""
 from ..activation import (CELU, ELU, GELU, SELU, Hardtanh, LeakyReLU, LogSigmoid, Mish, ReLU6, SiLU,  # noqa: F401
                           Softplus, Softsign)
 from ..containers import ModuleDict, ParameterDict, ParameterList  # noqa: F401
-from .._conv import AvgPool2d, Conv1d, Conv2d, MaxPool2d, PixelShuffle, PixelUnshuffle  # noqa: F401
+from .._conv import (AdaptiveAvgPool2d, AvgPool2d, Conv1d, Conv2d, MaxPool2d, PixelShuffle,  # noqa: F401
+                     PixelUnshuffle)
 from ..dropout import Dropout  # noqa: F401
 from ..layers import (Flatten, Identity, Linear, LogSoftmax, ModuleList, ReLU, Sequential, Sigmoid,  # noqa: F401
                       Softmax, Tanh)
@@ -16,10 +17,10 @@ from ..sparse import Embedding  # noqa: F401
 from . import (activation, batchnorm, container, conv, dropout, flatten, linear, loss, module,  # noqa: F401
                normalization, pixelshuffle, pooling, sparse)
 
-__all__ = ["AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "CELU", "Conv1d", "Conv2d", "CrossEntropyLoss",
-           "Dropout", "ELU", "Embedding", "Flatten", "GELU", "Hardtanh", "HuberLoss", "Identity", "L1Loss",
-           "LayerNorm", "LeakyReLU", "Linear", "LogSigmoid", "LogSoftmax", "MSELoss", "MaxPool2d", "Mish", "Module",
-           "ModuleDict", "ModuleList", "NLLLoss", "ParameterDict", "ParameterList", "PixelShuffle", "PixelUnshuffle",
-           "ReLU", "ReLU6", "SELU", "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss", "Softmax", "Softplus", "Softsign",
-           "Tanh", "activation", "batchnorm", "container", "conv", "dropout", "flatten", "linear", "loss", "module",
-           "normalization", "pixelshuffle", "pooling", "sparse"]
+__all__ = ["AdaptiveAvgPool2d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "CELU", "Conv1d", "Conv2d",
+           "CrossEntropyLoss", "Dropout", "ELU", "Embedding", "Flatten", "GELU", "Hardtanh", "HuberLoss", "Identity",
+           "L1Loss", "LayerNorm", "LeakyReLU", "Linear", "LogSigmoid", "LogSoftmax", "MSELoss", "MaxPool2d", "Mish",
+           "Module", "ModuleDict", "ModuleList", "NLLLoss", "ParameterDict", "ParameterList", "PixelShuffle",
+           "PixelUnshuffle", "ReLU", "ReLU6", "SELU", "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss", "Softmax",
+           "Softplus", "Softsign", "Tanh", "activation", "batchnorm", "container", "conv", "dropout", "flatten",
+           "linear", "loss", "module", "normalization", "pixelshuffle", "pooling", "sparse"]

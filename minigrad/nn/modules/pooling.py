@@ -1,4 +1,4 @@
 """``torch.nn.modules.pooling``."""
-from .._conv import AvgPool2d, MaxPool2d  # noqa: F401
+from .._conv import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d  # noqa: F401
 
-__all__ = ["AvgPool2d", "MaxPool2d"]
+__all__ = ["AdaptiveAvgPool2d", "AvgPool2d", "MaxPool2d"]
