@@ -162,7 +162,8 @@ def order_fixed(root):
             if nxt is not None:
                 queue.append(nxt)
 """, says="more than once"),
-    Wrong("ch09-ex3", "correct", """\
+    # newest first by the numbers alone: every AccumulateGrad has seq 2**64 - 1, so the heap compares nodes
+    Wrong("ch09-ex3", "ties", """\
 def order_fixed(root):
     heap, seen = [(-root.seq, root)], {root}
     while heap:
@@ -172,5 +173,38 @@ def order_fixed(root):
             if nxt is not None and nxt not in seen:
                 seen.add(nxt)
                 heapq.heappush(heap, (-nxt.seq, nxt))
+""", says="the same seq"),
+    # ... with a tie-breaker: an AccumulateGrad is taken as soon as its first gradient arrives
+    Wrong("ch09-ex3", "early", """\
+def order_fixed(root):
+    heap, seen = [(-root.seq, 0, root)], {root}
+    while heap:
+        node = heapq.heappop(heap)[2]
+        yield node
+        for nxt in node.next_functions:
+            if nxt is not None and nxt not in seen:
+                seen.add(nxt)
+                heapq.heappush(heap, (-nxt.seq, len(seen), nxt))
+""", says="which sends it a gradient"),
+    # PyTorch's rule: the counts, and a heap with a tie-breaker
+    Wrong("ch09-ex3", "correct", """\
+def order_fixed(root):
+    counts, stack = collections.Counter(), [root]
+    while stack:
+        for nxt in stack.pop().next_functions:
+            if nxt is not None:
+                counts[nxt] += 1
+                if counts[nxt] == 1:
+                    stack.append(nxt)
+    heap, k = [(-root.seq, 0, root)], 0
+    while heap:
+        node = heapq.heappop(heap)[2]
+        yield node
+        for nxt in node.next_functions:
+            if nxt is not None:
+                counts[nxt] -= 1
+                if counts[nxt] == 0:
+                    k += 1
+                    heapq.heappush(heap, (-nxt.seq, k, nxt))
 """),
 ]

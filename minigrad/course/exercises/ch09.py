@@ -289,6 +289,14 @@ def _run_learner(what: str, fn: Callable, graph: _Graph):
                               f"its first run): {what} must run each node once, after every gradient for it has "
                               "arrived.") from None
         raise CheckFailed(f"on {graph.name}: {what} raised RuntimeError: {err}") from None
+    except TypeError as err:
+        if "'<' not supported" not in str(err) or "AccumulateGrad" not in str(err):
+            raise
+        raise CheckFailed(f"on {graph.name}: TypeError in {what}: {err}. Every AccumulateGrad has the same seq, "
+                          "2**64 - 1 (PyTorch's number for it), so a heap of (-seq, node) compares two nodes: put "
+                          "a tie-breaker between them, e.g. a counter, (-seq, k, node). And with AccumulateGrad "
+                          "numbered highest, the numbers alone no longer make sure that all of a node's gradients "
+                          "have arrived: count its senders first (section 5).") from None
     except KeyError:
         if isinstance(graph, _NoGradientGraph):
             raise CheckFailed(f"on {graph.name}: KeyError in {what}: the order also yields the nodes that "
