@@ -263,6 +263,23 @@ def test_a_student_function_is_a_real_function_on_the_judge():
     assert all(t is not x for t in worker.table.values())
 
 
+@pytest.mark.parametrize("code, name", [(CUBE, "Cube"), ("def f(x):\n    return (x * x).exp()\n", "f")])
+def test_a_second_backward_fails_as_it_does_in_process(code, name):
+    """Saved tensors are freed by a backward without retain_graph, on the worker too."""
+    def run(fn):
+        x = minigrad.tensor([0.5, -1.0], dtype=minigrad.float64, requires_grad=True)
+        y = (fn.apply if isinstance(fn, type) else fn)(x)
+        y.sum().backward(retain_graph=True)
+        y.sum().backward()  # retained once: a second backward works
+        with pytest.raises(RuntimeError) as info:
+            y.sum().backward()
+        return x.grad.tolist(), str(info.value).splitlines()[0]
+
+    ns, _ = _worker.load_namespace(_load(code), {})
+    judge, _ = _local(code)
+    assert run(ns[name]) == run(judge.lookup(name))
+
+
 def test_a_plain_student_function_is_differentiable_through_the_bridge():
     judge, _ = _local("def f(a, b):\n    return (a * b).sin(), 3\n")
     f = judge.lookup("f")
@@ -688,6 +705,48 @@ def test_endless_callbacks_stop_at_the_checks_time_budget():
         proc.kill()
         proc.wait()
     assert time.monotonic() - t0 < 30 and judge.broken
+
+
+HIDDEN = """\
+import numpy as np
+import minigrad
+x = minigrad.tensor([1.0, 2.0, -0.5], dtype=minigrad.float64, requires_grad=True)
+y = Cube.apply(x)
+assert np.allclose(y.detach().numpy(), [1.0, 8.0, -0.125]), "SECRET-forward-71"
+y.sum().backward()
+assert np.allclose(x.grad.numpy(), [3.0, 12.0, 0.75]), "SECRET-backward-72"
+assert Cube.backward(y.grad_fn, minigrad.ones_like(y)) is not None
+"""
+
+
+@pytest.mark.parametrize("code", [CUBE, _catalogue("ch02-ex1")[2].code, _catalogue("ch02-ex1")[3].code,
+                                  "MODE = 'frames'\n" + FORGE])
+def test_hidden_tests_run_in_the_judge_and_never_reach_the_worker(code):
+    """``_checker.run_hidden`` on a namespace of proxies (how the grader will run them): the same
+    verdict as on the real objects, and no frame sent to the worker holds hidden-test text."""
+    from minigrad.course import _checker
+
+    forging = "MODE" in code
+    if not forging:
+        ns, _ = _worker.load_namespace(_load(code), {})
+        here = _checker.run_hidden(HIDDEN, {"__builtins__": __builtins__, **ns})
+    judge, proc = _start(code, timeout=10)
+    transport = judge.send.__self__
+    sent = []
+    write = transport.io.write
+    transport.io.write = lambda msg: (sent.append(json.dumps(msg)), write(msg))[1]
+    try:
+        there = _checker.run_hidden(HIDDEN, {"__builtins__": __builtins__, "Cube": judge.lookup("Cube")})
+        honest = judge.verify()
+    finally:
+        _stop(proc)
+    assert sent and not any(word in m for m in sent for word in ("SECRET", "allclose", "assert", "[3.0, 12.0"))
+    if forging:
+        assert not honest and not there["passed"]
+    else:
+        assert honest and {k: v for k, v in there.items() if k != "where"} == \
+            {k: v for k, v in here.items() if k != "where"}
+        assert there.get("where") == here.get("where")
 
 
 def test_a_blocking_read_of_fd_0_is_a_timeout_not_a_pass():

@@ -46,7 +46,7 @@ import numpy as np
 
 import minigrad
 from minigrad._tensor import Tensor
-from minigrad.autograd.function import BackwardNode, Function
+from minigrad.autograd.function import _FREED, AccumulateGrad, BackwardNode, Function
 
 from . import _bridge_wire as wire
 from ._bridge_wire import ProtocolError
@@ -236,6 +236,20 @@ class _BridgeNode(BackwardNode):
     def __init__(self) -> None:
         self.__dict__["_forward_cls"] = self._bridge_fn
 
+    # The engine marks a node's saved tensors freed after its backward unless retain_graph: for a
+    # bridge node that is the signal to free the remote graph's too (sent with the next request),
+    # so that a second backward or a read of saved_tensors fails there as it would here.
+    @property
+    def _saved(self):
+        return self.__dict__.get("_saved_state")
+
+    @_saved.setter
+    def _saved(self, value) -> None:
+        link = self.__dict__.get("_link")
+        if value is _FREED and link is not None and self.__dict__.get("_saved_state") is not _FREED:
+            link.peer._freed.append(link.graph)
+        self.__dict__["_saved_state"] = value
+
     def _remote(self):
         link = self._link
         if link is None or link.node is None:
@@ -288,6 +302,7 @@ class _Bridge(Function):
     def forward(ctx, link: _Link, *leaves: Tensor):
         ctx._link = link
         ctx._leaves = leaves
+        ctx.save_for_backward()  # nothing, but the engine now tells this node when it frees (see _saved)
         outs = tuple(Tensor._wrap(o._data) for o in link.outs)
         return outs[0] if len(outs) == 1 else outs
 
@@ -378,6 +393,7 @@ class Peer:
         self.broken: str | None = None  # set on the first ProtocolError: every later request fails
         self.remote_serves = frozenset(wire.REQUESTS)  # what the other side answers (the judge: call, vjp)
         self._released: list[int] = []  # remote graphs whose outputs died here (sent with the next request)
+        self._freed: list[int] = []     # remote graphs a backward here freed (their saved tensors go too)
 
     # ---------------------------------------------------------------- requests (this side asks)
     def request(self, op: str, **fields: Any) -> dict:
@@ -388,6 +404,8 @@ class Peer:
             err._bridge_origin = True
             raise err
         msg = {"op": op, "id": next(self._req), **fields}
+        if self._freed:
+            msg["free"], self._freed = self._freed[:wire.MAX_ITEMS], self._freed[wire.MAX_ITEMS:]
         if self._released:
             msg["release"], self._released = self._released[:wire.MAX_ITEMS], self._released[wire.MAX_ITEMS:]
         self.depth += 1
@@ -647,6 +665,8 @@ class Peer:
         rid = msg.get("id", 0) if type(msg) is dict and type(msg.get("id")) is int else 0
         try:
             msg = wire.check_request(msg)
+            for g in msg.get("free", ()):
+                self._free_graph(g)
             for g in msg.get("release", ()):
                 self.graphs.pop(g, None)
             if msg["op"] not in self.serves:
@@ -745,6 +765,22 @@ class Peer:
             return self._handle(v)
         finally:
             self.exports = saved
+
+    def _free_graph(self, gid: int) -> None:
+        """Free the saved tensors of a graph's nodes, as a backward without retain_graph would have
+        (the vjp itself retains them: the caller's engine decides, after it, whether to free)."""
+        if gid not in self.graphs:
+            return
+        stack = [o.grad_fn for o in self.graphs[gid][1] if o.grad_fn is not None]
+        seen: set[int] = set()
+        while stack:
+            node = stack.pop()
+            if id(node) in seen or isinstance(node, AccumulateGrad):
+                continue
+            seen.add(id(node))
+            if node._saved is not None:
+                node._saved = _FREED
+            stack.extend(n for n in node._edges[::4] if n)
 
     def _op_vjp(self, msg: dict) -> dict:
         if msg["graph"] not in self.graphs:

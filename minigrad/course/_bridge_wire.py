@@ -193,11 +193,13 @@ def check_request(msg: Any) -> dict:
     """The request, checked; raises ProtocolError."""
     _need(type(msg) is dict and msg.get("op") in REQUESTS, "request: unknown or missing op")
     req, opt = REQUESTS[msg["op"]]
-    # release: graphs of the receiver that the sender no longer needs (it dropped their outputs)
-    _keys(msg, req | {"op", "id"}, opt | {"release"}, f"{msg['op']} request")
+    # release: graphs of the receiver that the sender no longer needs (it dropped their outputs);
+    # free: graphs whose saved tensors a backward without retain_graph freed on the sender's side
+    _keys(msg, req | {"op", "id"}, opt | {"release", "free"}, f"{msg['op']} request")
     _int(msg["id"], "request id", 1)
-    for g in _list(msg.get("release", []), "release", MAX_ITEMS):
-        _int(g, "released graph", 1)
+    for field in ("release", "free"):
+        for g in _list(msg.get(field, []), field, MAX_ITEMS):
+            _int(g, f"{field} graph", 1)
     if "name" in msg:
         _str(msg["name"], "name", MAX_NAME)
     if "obj" in msg:
