@@ -288,3 +288,21 @@ def test_chapter_order_by_seq_is_pytorchs(seed):
     mine_leaves, mine_loss = chapter_build(seed, lambda v: E.Tensor(v, requires_grad=True))
     mine = [node_label(n, mine_leaves) for n in E.order_by_seq(mine_loss.grad_fn)]
     assert mine == ran
+
+
+
+@pytest.mark.parametrize("seed", range(0, N_GRAPHS, 3))
+def test_register_hook_alone_gives_pytorchs_order(seed):
+    """A leaf with only a register_hook hook switches backward() to PyTorch's order too."""
+    torch = pytest.importorskip("torch")
+    want, _ = hook_log(torch, seed, leaf_hooks=("pre",))
+    got, _ = hook_log(minigrad, seed, leaf_hooks=("pre",))
+    assert got == want
+
+
+def test_register_hook_on_a_leaf_is_noted():
+    leaf = minigrad.tensor([1.0], requires_grad=True)
+    handle = leaf.register_hook(lambda g: None)
+    assert id(leaf) in engine._LEAF_HOOKS
+    handle.remove()
+    assert not engine._leaf_hooks_remain() or id(leaf) not in engine._LEAF_HOOKS
