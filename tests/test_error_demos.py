@@ -401,3 +401,15 @@ def test_the_helper_is_course_tooling_that_imports_no_engine():
     code = "import sys, minigrad, minigrad.nn, minigrad.autograd; print(sorted(m for m in sys.modules if m.startswith('minigrad.course')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]", out
+
+
+def test_the_transfer_test_keeps_the_helper_import():
+    """Chapters import the helper in a cell that also runs on PyTorch: the transfer test must swap the
+    engine, not the course's tooling."""
+    import test_chapter_transfer as transfer
+
+    line = "from minigrad.course.demos import expect_error, expect_warning"
+    assert transfer._to_torch(line) == line
+    assert transfer._to_torch("import minigrad as torch") == "import torch as torch"
+    importers = [p.name for p in NOTEBOOKS if "from minigrad.course.demos import" in p.read_text()]
+    assert "07_double_backward.ipynb" in importers, importers
