@@ -104,7 +104,7 @@ def _answer_name(ex_id: str, code: str) -> str:
     names = {"ch02-ex1": "Cube", "ch02-ex2": "Exp", "ch02-ex3": "MulAdd", "ch03-ex1": "LeakyReLUFunction",
              "ch03-ex2": "ReLUMaskFunction", "ch07-ex1": "ExpTwice", "ch07-ex2": "LogCoshFixed",
              "ch07-ex3": "hessian_vector_product", "ch05-ex3": "my_gradcheck", "ch10-ex2": "sgd_step",
-             "ch01-ex3": "count_nodes"}
+             "ch01-ex3": "count_nodes", "ch04-ex2": "SoftplusFunction", "ch04-ex3": "SiLUFunction"}
     return names[ex_id]
 
 
@@ -394,6 +394,18 @@ def test_the_worker_loads_definitions_as_the_checker_does():
     assert set(judge2.namespace(["f", "g", "missing"])) == {"f", "g"}
 
 
+def test_the_students_warnings_are_raised_again_in_the_judge():
+    import warnings
+
+    judge, _ = _local("import warnings\n\ndef noisy(x):\n    warnings.warn('careful', RuntimeWarning)\n"
+                      "    return np.exp(np.asarray(x) * 1000.0)\n")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        judge.lookup("noisy")(1.0)
+    got = sorted(f"{w.category.__name__}: {w.message}" for w in caught)
+    assert got == ["RuntimeWarning: careful", "RuntimeWarning: overflow encountered in exp"]
+
+
 def test_repr_is_remote_text_and_limited():
     judge, _ = _local("class Big:\n    def __repr__(self):\n        return 'x' * 10**6\n\nbig = Big()\n")
     text = repr(judge.lookup("big"))
@@ -570,6 +582,8 @@ def _stop(proc) -> None:
 
 @pytest.mark.parametrize("ex_id, code", [
     ("ch02-ex1", CUBE), ("ch03-ex1", LEAKY), ("ch07-ex3", HVP), ("ch02-ex3", _catalogue("ch02-ex3")[0].code),
+    # NumPy's warnings in the worker reach the check's catch_warnings (chapter 4's stability check)
+    ("ch04-ex2", _catalogue("ch04-ex2")[0].code), ("ch04-ex3", _catalogue("ch04-ex3")[1].code),
 ])
 def test_parity_over_a_subprocess_pipe(ex_id, code):
     here = _in_process(ex_id, code)

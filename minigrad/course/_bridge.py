@@ -39,6 +39,7 @@ import keyword
 import time
 import traceback
 import types
+import warnings
 import weakref
 from typing import Any, Callable
 
@@ -57,6 +58,19 @@ __all__ = ["Bridge", "Peer", "ProtocolError", "RemoteError", "RemoteObject", "fu
 MAX_NESTING = 12   # requests in flight at once (calls that call back that call ...)
 MAX_REPR = 2000    # characters of a remote repr
 _PLUMBING = ("minigrad/course/_bridge", "minigrad/course/_worker")
+
+
+_WARNINGS = {n: c for n, c in vars(builtins).items() if isinstance(c, type) and issubclass(c, Warning)}
+
+
+def _warning_list(seen: list) -> list:
+    out = []
+    for w in seen[:wire.MAX_WARNINGS]:
+        cat = w.category
+        name = next((c.__name__ for c in cat.__mro__ if c.__module__ == "builtins" and issubclass(c, Warning)),
+                    "UserWarning")
+        out.append([name, str(w.message)[:2000]])
+    return out
 
 
 class RemoteError(Exception):
@@ -419,6 +433,9 @@ class Peer:
             raise ProtocolError(self.broken) from None
         finally:
             self.depth -= 1
+        for category, message in reply.get("warnings", ()):
+            # raised again here, where the check's own filters (catch_warnings) decide what they mean
+            warnings.warn(message, _WARNINGS.get(category, UserWarning), stacklevel=3)
         if "error" in reply:
             self._raise(reply["error"])
         return reply
@@ -674,8 +691,14 @@ class Peer:
             if self.depth >= MAX_NESTING:
                 raise RecursionError(f"more than {MAX_NESTING} nested calls across the bridge")
             self.depth += 1
+            seen: list = []
             try:
-                reply = getattr(self, "_op_" + msg["op"])(msg)
+                if self.exports == "all":  # the worker: the student's warnings travel with the reply
+                    with warnings.catch_warnings(record=True) as seen:
+                        warnings.simplefilter("always")
+                        reply = self._answer(msg, seen)
+                else:
+                    reply = self._answer(msg, seen)
             finally:
                 self.depth -= 1
             reply["re"] = rid
@@ -684,7 +707,25 @@ class Peer:
         except BaseException as e:  # noqa: BLE001 - whatever the served code raised is an observation
             if isinstance(e, (KeyboardInterrupt, SystemExit)) and self.exports == "callables":
                 raise
-            return {"re": rid, "error": self._error(e)}
+            reply = {"re": rid, "error": self._error(e)}
+            if getattr(e, "_bridge_warnings", None):
+                reply["warnings"] = e._bridge_warnings
+            return reply
+
+    def _answer(self, msg: dict, seen: list) -> dict:
+        """The op's reply, with the warnings recorded while it ran (an exception carries them too)."""
+        try:
+            reply = getattr(self, "_op_" + msg["op"])(msg)
+        except BaseException as e:
+            if seen:
+                try:
+                    e._bridge_warnings = _warning_list(seen)
+                except (AttributeError, TypeError):
+                    pass
+            raise
+        if seen:
+            reply["warnings"] = _warning_list(seen)
+        return reply
 
     def _error(self, e: BaseException) -> dict:
         t = type(e)

@@ -30,6 +30,7 @@ MAX_ITEMS = 65_536            # entries of one list, tuple or dict
 MAX_STR = 65_536              # characters of one string
 MAX_NAME = 200                # characters of an attribute, type or file name
 MAX_FRAMES = 12               # traceback entries of one remote exception
+MAX_WARNINGS = 32             # warnings reported with one reply
 MAX_INT = 2**63               # |int| that crosses
 DTYPES = frozenset({"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"})
 HANDLE_KINDS = frozenset({"function_class", "class", "callable", "node", "object"})
@@ -224,8 +225,13 @@ def check_request(msg: Any) -> dict:
 def check_reply(msg: Any, request_id: int) -> dict:
     """The reply to request ``request_id``, checked; raises ProtocolError."""
     _need(type(msg) is dict and "re" in msg, "reply: expected an object with 're'")
+    # warnings: [category, message] of the warnings raised while the request was served
+    for w in _list(msg.get("warnings", []), "reply warnings", MAX_WARNINGS):
+        _need(type(w) is list and len(w) == 2, "reply warning: expected [category, message]")
+        _str(w[0], "warning category", MAX_NAME)
+        _str(w[1], "warning message", 2000)
     if "error" in msg:
-        _keys(msg, {"re", "error"}, set(), "error reply")
+        _keys(msg, {"re", "error"}, {"warnings"}, "error reply")
         err = msg["error"]
         _keys(err, ERROR_FIELDS, {"base"}, "error")  # base: the nearest builtin class of a non-builtin type
         _str(err["type"], "error type", MAX_NAME)
@@ -240,7 +246,7 @@ def check_reply(msg: Any, request_id: int) -> dict:
             _int(fr[1], "error frame line", 0, 10**6)
             _str(fr[2], "error frame name", MAX_NAME)
     else:
-        _keys(msg, {"re", "value"}, {"graph", "node", "effects"}, "reply")
+        _keys(msg, {"re", "value"}, {"graph", "node", "effects", "warnings"}, "reply")
         check_value(msg["value"])
         if msg.get("graph") is not None:
             _int(msg["graph"], "reply graph", 1)
