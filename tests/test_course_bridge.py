@@ -763,6 +763,38 @@ def test_hidden_tests_run_in_the_judge_and_never_reach_the_worker(code):
         assert there.get("where") == here.get("where")
 
 
+@pytest.mark.parametrize("code, kind", [(CUBE, None), (_catalogue("ch02-ex1")[2].code, None),
+                                        (_fn("Cube", "        raise NotImplementedError()", "        pass"), "stub"),
+                                        ("def other():\n    pass\n", "missing"),
+                                        ("MODE = 'frames'\n" + FORGE, "tamper")])
+def test_an_exercise_judged_outside_gives_the_checkers_replies(code, kind):
+    """ExerciseJudge (the judge's _checker.main) over a real pipe: a check cell, then hidden tests."""
+    from minigrad.course import _checker
+
+    judge, proc = _start(code, timeout=10)
+    try:
+        ex = _bridge.ExerciseJudge(judge, {"Cube"}, "from minigrad.course import check\n")
+        check = ex.check('check("ch02-ex1", Cube)\n', "ch02-ex1")
+        hidden = ex.hidden(HIDDEN)
+    finally:
+        _stop(proc)
+    assert check["phase"] == "check" and hidden["phase"] == "hidden"
+    if kind is None:
+        ns, _ = _worker.load_namespace(_load(code), {})
+        want = run_check("ch02-ex1", ns["Cube"]).as_dict()
+        assert check["results"] == [want] and check["error"] is None and not check["tamper"]
+        assert hidden == {**_checker.run_hidden(HIDDEN, {"__builtins__": __builtins__, **ns}),
+                          "tamper": False, "phase": "hidden"}
+    elif kind == "stub":
+        assert not check["results"][0]["passed"] and "NotImplementedError" in check["results"][0]["message"]
+        assert hidden["kind"] == "stub" and hidden["where"] == {"cell": "In [7]", "line": 8, "func": "forward"}
+    elif kind == "missing":
+        assert check["error"] == {"kind": "missing", "name": "Cube"} and not hidden["passed"]
+    else:
+        assert check["tamper"] and hidden["tamper"] and not hidden["passed"]
+        assert not any(r["passed"] for r in check["results"])
+
+
 def test_a_blocking_read_of_fd_0_is_a_timeout_not_a_pass():
     code = "import random\n" + _fn("Cube", "        random._os.read(0, 1)\n        return x", "        return g",)
     code = code.replace("grad_output):", "g):")

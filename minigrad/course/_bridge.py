@@ -925,3 +925,75 @@ def start_worker(load: list, values: dict | None = None, *, timeout: float | Non
     bridge = Bridge(transport.send)
     transport.on_request = bridge.handle
     return bridge, proc
+
+
+# ------------------------------------------------------------------------------ one exercise, judged
+class ExerciseJudge:
+    """What ``_checker.main`` does for one exercise, done by the judge on proxies.
+
+    ``check`` and ``hidden`` return the same dicts as the checker's two replies (``{"phase":
+    "check", "results", "error", "tamper"}`` and ``run_hidden``'s verdict with ``phase`` and
+    ``tamper``), so that the runner's feedback code can read them unchanged. A bridge that was
+    tampered with (a forged or left-over frame, a broken protocol) shows as ``tamper``: the
+    grader gives 0 whatever the check said, since a check may swallow a ProtocolError in an
+    ``except Exception``.
+    """
+
+    def __init__(self, bridge: Bridge, names, instructor_imports: str = ""):
+        from . import _checker
+
+        self.bridge = bridge
+        self.names = sorted(names)
+        self._checker = _checker
+        self.load_error = bridge.lookup("__load_error__")
+        self.student_ns = bridge.namespace(self.names)
+        self.inst_ns: dict = {"__builtins__": builtins}
+        exec(compile(instructor_imports or "", "<instructor imports>", "exec"), self.inst_ns)
+
+    def _tamper(self) -> list[str]:
+        if self.bridge.verify():
+            return []
+        return [f"the grading channel was tampered with ({str(self.bridge.broken)[:200]})"]
+
+    def check(self, check_source: str, exercise_id: str) -> dict:
+        import minigrad.course as course
+
+        results: list = []
+
+        def fresh_check(eid, answer=None, **kw):
+            r = course.run_check(eid, answer, **kw)
+            results.append(r)
+            return r
+
+        where = self._checker._where
+        error = None
+        if self.load_error:
+            error = {"kind": "load", "text": str(self.load_error)[:1500]}
+        elif check_source:
+            ns = self._checker._namespace(self.student_ns, self.names, self.inst_ns)
+            ns["check"] = fresh_check
+            try:
+                exec(compile(check_source, "<check>", "exec"), ns)
+            except ProtocolError as e:
+                error = {"kind": "raised", "text": f"ProtocolError: {e}"[:1500], "where": None}
+            except NameError as e:
+                error = {"kind": "missing", "name": str(getattr(e, "name", "") or "")}
+            except NotImplementedError as e:
+                error = {"kind": "stub", "where": where(e.__traceback__)}
+            except Exception as e:  # noqa: BLE001 - the student's code raised through a proxy
+                error = {"kind": "raised", "text": f"{type(e).__name__}: {e}"[:1500], "where": where(e.__traceback__)}
+        mine = [r.as_dict() for r in results if r.exercise_id == exercise_id] or [r.as_dict() for r in results]
+        return {"phase": "check", "results": mine, "error": error, "tamper": self._tamper()}
+
+    def hidden(self, source: str) -> dict:
+        ns = self._checker._namespace(self.student_ns, self.names, self.inst_ns)
+        try:
+            verdict = self._checker.run_hidden(source, ns)
+        except SyntaxError:
+            verdict = {"passed": False, "failed": 0, "kind": "broken"}
+        tamper = self._tamper()
+        if tamper:
+            verdict = {"passed": False, "failed": 0, "kind": "raised", "failures": []}
+        verdict["tamper"] = bool(tamper)
+        verdict["phase"] = "hidden"
+        return verdict
