@@ -795,6 +795,15 @@ def test_an_exercise_judged_outside_gives_the_checkers_replies(code, kind):
         assert not any(r["passed"] for r in check["results"])
 
 
+def test_a_worker_that_dies_is_a_load_error_and_tampering_not_a_crash():
+    judge, proc = _start(CUBE, timeout=10)
+    proc.kill()
+    proc.wait()
+    ex = _bridge.ExerciseJudge(judge, {"Cube"})
+    check = ex.check('check("ch02-ex1", Cube)\n', "ch02-ex1")
+    assert check["error"]["kind"] == "load" and check["tamper"] and not ex.hidden(HIDDEN)["passed"]
+
+
 def test_a_blocking_read_of_fd_0_is_a_timeout_not_a_pass():
     code = "import random\n" + _fn("Cube", "        random._os.read(0, 1)\n        return x", "        return g",)
     code = code.replace("grad_output):", "g):")

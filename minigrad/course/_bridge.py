@@ -945,8 +945,11 @@ class ExerciseJudge:
         self.bridge = bridge
         self.names = sorted(names)
         self._checker = _checker
-        self.load_error = bridge.lookup("__load_error__")
-        self.student_ns = bridge.namespace(self.names)
+        try:
+            self.load_error = bridge.lookup("__load_error__")
+            self.student_ns = bridge.namespace(self.names)
+        except ProtocolError as e:  # the worker died loading the definitions, or answered nonsense
+            self.load_error, self.student_ns = f"the grader could not read your definitions ({e})", {}
         self.inst_ns: dict = {"__builtins__": builtins}
         exec(compile(instructor_imports or "", "<instructor imports>", "exec"), self.inst_ns)
 
