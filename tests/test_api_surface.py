@@ -36,6 +36,7 @@ conv1d conv2d max_pool2d avg_pool2d pixel_shuffle pixel_unshuffle adaptive_avg_p
 # Issue 24: dotted names that real programs import or call, as "module.path:attribute"
 ISSUE_24_NAMES = """
 autograd.graph:saved_tensors_hooks autograd.graph:save_on_cpu autograd.graph:disable_saved_tensors_hooks
+autograd.graph:Node autograd.graph:GradientEdge autograd.graph:get_gradient_edge autograd.graph:increment_version
 utils.checkpoint:checkpoint utils.checkpoint:checkpoint_sequential utils.checkpoint:CheckpointError
 utils.data:Dataset utils.data:IterableDataset utils.data:TensorDataset utils.data:DataLoader utils.data:default_collate
 utils.data:Subset utils.data:random_split utils.data:RandomSampler utils.data:SequentialSampler utils.data:BatchSampler

@@ -279,3 +279,24 @@ def test_no_version_check_on_hooked_tensors(T):
         y.mul_(2)
     z.sum().backward()
     np.testing.assert_allclose(x.grad.tolist(), [np.cos(2.0)] * 3, rtol=1e-6)
+
+
+@pytest.mark.parametrize("T", _libs(), ids=lambda T: T.__name__)
+def test_graph_node_gradient_edge_and_increment_version(T):
+    g = T.autograd.graph
+    x = T.ones(2, requires_grad=True)
+    y = x.exp()
+    assert isinstance(y.grad_fn, g.Node) and isinstance(y.grad_fn.next_functions[0][0], g.Node)
+    assert not isinstance(x, g.Node) and not isinstance(1, g.Node)
+    edge = g.get_gradient_edge(y)
+    assert edge.node is y.grad_fn and edge.output_nr == 0 and edge.ownership_token is None
+    assert g.get_gradient_edge(x).node.name() == "torch::autograd::AccumulateGrad"
+    with pytest.raises(RuntimeError, match="not possible to get the gradient edge for a Tensor that does not"):
+        g.get_gradient_edge(T.ones(2))
+    z = x * 1.0
+    w = z.sin()  # saves z
+    v = z._version
+    g.increment_version(z)
+    assert z._version == v + 1
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        w.sum().backward()

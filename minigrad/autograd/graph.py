@@ -17,13 +17,50 @@ Speed: while no thread has hooks, the recording path pays one test of an empty s
 """
 from __future__ import annotations
 
+import abc
 import contextlib
 import threading
 import weakref
+from typing import NamedTuple
 
 from .._tensor import Tensor
 
-__all__ = ["saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks"]
+__all__ = ["saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks", "Node", "GradientEdge",
+           "get_gradient_edge", "increment_version"]
+
+
+class Node(abc.ABC):
+    """The type of every graph node (``grad_fn`` objects and AccumulateGrad), for ``isinstance`` checks:
+    as in PyTorch, a class counts as a Node when it defines ``next_functions``."""
+
+    @classmethod
+    def __subclasshook__(cls, C):
+        if cls is Node and any("next_functions" in B.__dict__ for B in C.__mro__):
+            return True
+        return NotImplemented
+
+
+class GradientEdge(NamedTuple):
+    """Where a tensor's gradient enters the graph: its node and which of the node's outputs it is."""
+
+    node: object
+    output_nr: int
+    ownership_token: object = None
+
+
+def get_gradient_edge(tensor: Tensor) -> GradientEdge:
+    """The ``GradientEdge`` of ``tensor``: (grad_fn, output_nr), or its AccumulateGrad node for a leaf."""
+    if not tensor.requires_grad:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does not require gradients")
+    fn = tensor.grad_fn
+    return GradientEdge(tensor._grad_accumulator(), 0) if fn is None else GradientEdge(fn, tensor._output_nr)
+
+
+def increment_version(tensor) -> None:
+    """Count one in-place change of ``tensor`` (or of each tensor of an iterable), without changing its data:
+    backward then refuses a saved copy of it, as after a real in-place operation."""
+    for t in ((tensor,) if isinstance(tensor, Tensor) else tensor):
+        t._bump_version()
 
 
 class _HooksState(threading.local):
