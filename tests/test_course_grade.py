@@ -96,7 +96,8 @@ def test_grade_end_to_end(fixture_env):
 
     # ---- the gradebook files
     assert sorted(p.name for p in out.iterdir()) == ["canvas.csv", "grades.csv", "grades.json", "grading_log.txt",
-                                                      "moodle.csv", "scores_by_exercise.png", "totals.csv"]
+                                                      "moodle.csv", "report.html", "scores_by_exercise.png",
+                                                      "totals.csv"]
     assert (out / "scores_by_exercise.png").read_bytes()[:4] == b"\x89PNG"
     with open(out / "grades.csv", newline="") as f:
         csv_rows = list(csv.DictReader(f))

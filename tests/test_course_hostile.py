@@ -345,7 +345,7 @@ def test_the_grader_survives_and_writes_every_row(hostile):
     assert len(students) == 2 * len(hostile["attackers"]) + 2
     assert [x["student"] for x in hostile["rows"]] == [s for s in students for _ in range(3)]
     assert sorted(p.name for p in hostile["out"].iterdir()) == ["canvas.csv", "grades.csv", "grades.json",
-                                                                 "grading_log.txt", "moodle.csv",
+                                                                 "grading_log.txt", "moodle.csv", "report.html",
                                                                  "scores_by_exercise.png", "totals.csv"]
 
 

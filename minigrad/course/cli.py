@@ -27,7 +27,14 @@ Instructor tools for the course "Inside autograd.Function".
       or --assignment DIR/assignment.json; neither: the whole book). DIR receives grades.csv and
       grades.json (student, notebook, exercise, points, max_points, parts, flagged, feedback),
       totals.csv, canvas.csv, moodle.csv, grading_log.txt and scores_by_exercise.png.
-      Submissions are never modified.
+      Submissions are never modified. --shard i/n grades only shard i of n (by a hash of the student's
+      id) into a partial gradebook; --shard auto takes i and n from a Slurm job array or a Kubernetes
+      Indexed Job ({i} and {n} in --out become the shard's numbers). DIR also receives report.html.
+
+  minigrad-course merge PART... --out DIR
+      Check that the shards' gradebooks cover the class exactly once (same n, every shard, same
+      assignment, grader version and class) and write the class's gradebook into DIR, as one grade
+      run over the whole class would have.
 
   minigrad-course new-exercise ID --title TITLE --answer NAME [--points P] [--minutes M]
       Add an exercise of your own to the book repository: its check in course/checks/ID.py and
@@ -42,7 +49,7 @@ Instructor tools for the course "Inside autograd.Function".
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="minigrad-course", description=DESCRIPTION,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="command", required=True, metavar="{release,grade,new-exercise,catalogue}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{release,grade,merge,new-exercise,catalogue}")
     r = sub.add_parser("release", help="write the student edition (notebooks + website + assignment.json)",
                        description="Write the student edition of the book (or of --chapters) into --out DIR: "
                                    "DIR/notebooks/*.ipynb, DIR/assignment.json and, unless --no-site, the "
@@ -86,6 +93,16 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--no-sandbox", action="store_true",
                    help="grade without bubblewrap (weaker in-process protections; recorded in grades.json): "
                         "only for submissions you trust")
+    g.add_argument("--shard", metavar="I/N", help="grade only shard I of N (1 <= I <= N; a student's shard is a hash "
+                   "of the folder name) into a partial gradebook for `merge`; 'auto' or 'auto/N': I and N from "
+                   "SLURM_ARRAY_TASK_ID (a Slurm job array) or JOB_COMPLETION_INDEX (a Kubernetes Indexed Job, "
+                   "N from auto/N or MINIGRAD_COURSE_SHARDS); {i} and {n} in --out become the shard's numbers")
+    m = sub.add_parser("merge", help="merge the shards' partial gradebooks into the class's gradebook",
+                       description="Check that the gradebooks of `grade --shard` cover the class exactly once and "
+                                   "write the class's gradebook, LMS files, log and report into --out DIR, as one "
+                                   "grade run would have.")
+    m.add_argument("parts", nargs="+", metavar="PART", help="the --out folder (or grades.json) of each shard")
+    m.add_argument("--out", required=True, metavar="DIR", help="where the class's gradebook is written")
     n = sub.add_parser("new-exercise", help="add an exercise of your own (check file + notebook cells)",
                        description="Write course/checks/<ID>.py and add the exercise's cells (task, solution, "
                                    "check, hidden tests) to its chapter's notebook, each with a TODO to fill in.")
@@ -116,17 +133,28 @@ def main(argv=None) -> int:
             release(args.out, args.source, site=not args.no_site, chapters=parse_chapters(args.chapters),
                     repository_url=args.repository_url, repository_branch=args.repository_branch, title=args.title)
         elif args.command == "grade":
+            from . import shard as shard_mod
             from .grade import GradingIncomplete, GradingInterrupted, grade
 
+            shard = shard_mod.parse(args.shard)
             try:
-                grade(args.submissions, args.out, source=args.source, timeout=args.timeout,
+                grade(args.submissions, shard_mod.out_for(args.out, shard), source=args.source, timeout=args.timeout,
                       memory_mb=args.memory, jobs=args.jobs, chapters=parse_chapters(args.chapters),
                       assignment=args.assignment, roster=args.roster, lms_column=args.lms_column,
-                      sandbox=not args.no_sandbox)
+                      sandbox=not args.no_sandbox, shard=shard)
             except GradingInterrupted as e:
                 print(f"minigrad-course: {e}", file=sys.stderr)
                 return 128 + e.signum
             except GradingIncomplete as e:  # the gradebook says which rows and why; one line here
+                print(f"minigrad-course: error: {e}", file=sys.stderr)
+                return 3
+        elif args.command == "merge":
+            from .grade import GradingIncomplete
+            from .shard import merge
+
+            try:
+                merge(args.parts, args.out)
+            except GradingIncomplete as e:
                 print(f"minigrad-course: error: {e}", file=sys.stderr)
                 return 3
         elif args.command == "new-exercise":

@@ -42,6 +42,7 @@ import nbformat
 from . import _cgroup
 from . import assignment as assignment_mod
 from . import custom, gradebook
+from . import shard as _shard
 from . import sandbox as _sandbox
 from . import submissions as submissions_mod
 from ._extract import bound_names, python_source
@@ -486,13 +487,14 @@ class Launcher:
 
 def grade(submissions, out, *, source=None, timeout: float = 120, memory_mb: int = 2048, jobs: int = 2,
           chapters=None, assignment=None, roster=None, lms_column=None, log=print,
-          sandbox: bool = True) -> list[dict]:
+          sandbox: bool = True, shard=None) -> list[dict]:
     """Grade every student's notebooks; returns the gradebook rows (also written into ``out``).
 
     ``chapters`` (a list of chapter numbers) or ``assignment`` (an ``assignment.json``) restrict the
     run to one assignment, out of its points; ``roster`` (a CSV) maps folders to LMS identities and
     ``lms_column`` names the assignment's column in canvas.csv/moodle.csv.
     ``sandbox=False`` (``--no-sandbox``) runs without bubblewrap, with a warning recorded in grades.json.
+    ``shard`` (a ``shard.Shard``): grade only that shard's students into a partial gradebook (shard.py).
     Raises SandboxUnavailable when bubblewrap is missing, RuntimeError when another run holds ``out``,
     and GradingInterrupted on SIGTERM/SIGINT (nothing is written then).
     """
@@ -514,33 +516,54 @@ def grade(submissions, out, *, source=None, timeout: float = 120, memory_mb: int
         iso = Launcher(sandbox, [root, subs, out], out, log, memory_mb=memory_mb)
         try:
             rows, found, early = _grade_locked(subs, root, sources, chosen, iso, timeout=timeout,
-                                               memory_mb=memory_mb, jobs=jobs, log=log)
+                                               memory_mb=memory_mb, jobs=jobs, log=log, shard=shard)
         finally:
             iso.cleanup()
         signals.finishing = True
         failed = [r for r in rows if r.get("not_graded")]
         notes = list(found.log)
-        if failed:
-            who = sorted({r["student"] for r in failed})
-            notes.append(f"not graded (the grader's fault, not the students'): {len(failed)} rows of {len(who)} "
-                         f"students ({', '.join(who[:10])}{' ...' if len(who) > 10 else ''}): "
-                         f"{_first_reason(failed)}")
-            notes.append("no LMS file was written: most notebooks failed the same way; fix the cause and grade "
-                         "again" if early else "those students are left out of canvas.csv and moodle.csv "
-                         "until they are graded")
+        notes += not_graded_notes(failed, early)
         run = {**iso.info(), "not_graded": len(failed), **({"stopped_early": early} if early else {})}
-        gradebook.write_gradebook(out, rows, title=lms_column or (chosen.title if chosen else "All chapters"),
-                                  points=chosen.points if chosen else None, roster=roster_rows,
-                                  lms_ids={st.id: st.lms_id for st in found.students if st.lms_id},
-                                  log_lines=notes, run=run, log=log, lms=not early)
+        title = lms_column or (chosen.title if chosen else "All chapters")
+        lms_ids = {st.id: st.lms_id for st in found.students if st.lms_id}
+        if shard is not None:  # a partial gradebook, for `minigrad-course merge`
+            _shard.write_partial(out, rows, run=run, notes=notes, log=log, record=_shard.record(
+                shard, found.student_ids, assignment=_shard.assignment_record(sources, chosen, title),
+                roster=roster_rows, lms_ids=lms_ids, scan_notes=found.log))
+        else:
+            gradebook.write_gradebook(out, rows, title=title, points=chosen.points if chosen else None,
+                                      roster=roster_rows, lms_ids=lms_ids, log_lines=notes, run=run, log=log,
+                                      lms=not early)
     log(summary_table(rows))
-    try:
-        histogram(out / "scores_by_exercise.png", rows)
-    except Exception as e:  # matplotlib missing or broken: the gradebook is what matters
-        log(f"warning: no histogram ({type(e).__name__}: {e})")
+    write_figures(out, rows, run, log=log)
     if failed:
         raise GradingIncomplete(early or _first_reason(failed), rows, stopped_early=bool(early))
     return rows
+
+
+def not_graded_notes(failed: list[dict], early: str) -> list[str]:
+    """The log's lines about rows the grader could not grade (none when there are none)."""
+    if not failed:
+        return []
+    who = sorted({r["student"] for r in failed})
+    return [f"not graded (the grader's fault, not the students'): {len(failed)} rows of {len(who)} "
+            f"students ({', '.join(who[:10])}{' ...' if len(who) > 10 else ''}): {_first_reason(failed)}",
+            "no LMS file was written: most notebooks failed the same way; fix the cause and grade again" if early
+            else "those students are left out of canvas.csv and moodle.csv until they are graded"]
+
+
+def write_figures(out: Path, rows: list[dict], run: dict, log=print) -> None:
+    """scores_by_exercise.png and report.html (report.py); a failure is a warning: the gradebook is what matters."""
+    try:
+        histogram(out / "scores_by_exercise.png", rows)
+    except Exception as e:  # matplotlib missing or broken
+        log(f"warning: no histogram ({type(e).__name__}: {e})")
+    try:
+        from . import report
+
+        report.write(out / "report.html", rows, run)
+    except Exception as e:
+        log(f"warning: no report.html ({type(e).__name__}: {e})")
 
 
 def _first_reason(rows: list[dict]) -> str:
@@ -561,12 +584,12 @@ class GradingIncomplete(RuntimeError):
 
 
 def _grade_locked(subs: Path, root: Path, sources: list, chosen, iso: Launcher, *, timeout, memory_mb, jobs,
-                  log) -> tuple[list, "submissions_mod.Scan"]:
+                  log, shard=None) -> tuple[list, "submissions_mod.Scan"]:
     # the book's checks travel with the package's, as text, through the same pipe
     bundle = course_bundle(_extra_dirs()) + custom.bundle(root)
     before = _tree_hash(subs)
     found = submissions_mod.scan(subs, [src.name for src in sources], release=chosen.release_id if chosen else None)
-    students = found.student_ids
+    students = _shard.select(found.student_ids, shard)  # the whole class, or one shard of it
     jobs_list, rows_by_key = [], {}
     for s in students:
         for src in sources:
