@@ -668,16 +668,17 @@ def test_forged_replies_on_every_fd_never_pass(mode):
     assert "all good" not in there.message
 
 
-def test_reading_fd_0_gets_only_the_judges_inputs(tmp_path):
-    """The student's forward reads what the judge sends next (fd 0) and keeps it in a file: the judge
-    times out (a ProtocolError, not a pass), and what was read holds no check or hidden-test text."""
-    spy = tmp_path / "stolen.bin"
-    code = (f"import random\nSPY = {str(spy)!r}\n" + _fn(  # random._os: the issue's way past the screen
-        "Cube", "        os = random._os\n        fd = os.open(SPY, os.O_WRONLY | os.O_CREAT | os.O_APPEND)\n"
-                "        os.set_blocking(0, False)\n"
-                "        try:\n            os.write(fd, os.read(0, 1 << 20))\n        except OSError:\n            pass\n"
-                "        os.close(fd)\n        ctx.save_for_backward(x)\n        return x * x * x",
-        "        x, = ctx.saved_tensors\n        return grad_output * 3 * x * x"))
+def test_reading_fd_0_gets_only_the_judges_inputs():
+    """The student's forward reads fd 0 (where the judge's requests arrive) and keeps what it got;
+    the judge then asks for it. No frame sent, and nothing read, holds check text; and the read
+    found nothing, because the judge sends nothing while it waits for forward's reply."""
+    code = ("import random\nSTOLEN = []\n\ndef stolen():\n    return b''.join(STOLEN).decode(errors='replace')\n\n"
+            + _fn(  # random._os: the issue's way past the screen
+                "Cube", "        os = random._os\n        os.set_blocking(0, False)\n"
+                        "        try:\n            STOLEN.append(os.read(0, 1 << 20))\n"
+                        "        except OSError:\n            pass\n"
+                        "        ctx.save_for_backward(x)\n        return x * x * x",
+                "        x, = ctx.saved_tensors\n        return grad_output * 3 * x * x"))
     judge, proc = _start(code, timeout=10)
     sent = []
     send = judge.send
@@ -689,18 +690,19 @@ def test_reading_fd_0_gets_only_the_judges_inputs(tmp_path):
     judge.send = recording
     try:
         there = _through_bridge(judge, "ch02-ex1", code)
-        judge.verify()
+        honest = judge.verify()
+        stolen = judge.lookup("stolen")() if honest else ""
     finally:
         _stop(proc)
     from minigrad.course.exercises import ch02
     import inspect
     secrets = [line.strip() for line in inspect.getsource(ch02).splitlines() if len(line.strip()) > 25]
-    stolen = spy.read_bytes().decode(errors="replace") if spy.exists() else ""
     everything = "\n".join(sent) + stolen
     assert not any(s in everything for s in secrets)
     assert {json.loads(m)["op"] for m in sent} <= set(wire.REQUESTS)
-    # a forward that reads fd 0 without stealing a frame is just a forward: the verdict stays honest
-    assert there.passed == (judge.broken is None)
+    # nothing was waiting on fd 0 while forward ran (the judge waits for its reply): the read found
+    # nothing, the protocol went on, and the verdict is the honest one (a correct Cube passes)
+    assert honest and there.passed and stolen == ""
 
 
 def test_endless_callbacks_stop_at_the_checks_time_budget():
@@ -802,6 +804,26 @@ def test_a_worker_that_dies_is_a_load_error_and_tampering_not_a_crash():
     ex = _bridge.ExerciseJudge(judge, {"Cube"})
     check = ex.check('check("ch02-ex1", Cube)\n', "ch02-ex1")
     assert check["error"]["kind"] == "load" and check["tamper"] and not ex.hidden(HIDDEN)["passed"]
+
+
+def test_the_worker_keeps_the_checkers_guard():
+    """No thread (that could answer the judge in the worker's place), no process, no open()."""
+    code = ("import random\n" + _fn("Cube", "        random._os.kill(random._os.getpid(), 0)\n        return x", "        return g")
+            .replace("grad_output):", "g):")
+            + "\n\ndef thread():\n    import _thread\n    _thread.start_new_thread(print, ())\n"
+            "\ndef opener():\n    return open('/etc/hostname').read()\n")
+    judge, proc = _start(code, timeout=20)
+    try:
+        if os.geteuid() != 0:  # Python 3.11 has no audit event for a thread: RLIMIT_NPROC stops it (not for root)
+            with pytest.raises(RuntimeError, match="thread"):
+                judge.lookup("thread")()
+        with pytest.raises(RuntimeError, match="does not allow opening files"):
+            judge.lookup("opener")()
+        there = _through_bridge(judge, "ch02-ex1", code)
+        assert judge.verify()
+    finally:
+        _stop(proc)
+    assert not there.passed and "does not allow sending a signal" in " ".join(there.message.split())
 
 
 def test_a_blocking_read_of_fd_0_is_a_timeout_not_a_pass():

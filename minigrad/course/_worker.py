@@ -33,35 +33,52 @@ class Worker(Peer):
         self.namespace[LOAD_ERROR] = load_error
 
 
-def load_namespace(load: list, values: dict) -> tuple[dict, str | None]:
+def load_namespace(load: list, values: dict, *, guard: bool = False) -> tuple[dict, str | None]:
     """The student's namespace as the checker builds it: the vetted definitions, then the values.
 
     Returns (namespace, error text or None). ``load`` items: ``source``, ``filename``, ``stmts``
-    (indices of top-level statements), ``label``; ``values``: already decoded.
+    (indices of top-level statements), ``label``; ``values``: already decoded. ``guard``: arm the
+    checker's audit hook first, as the checker does, and keep it armed (no threads, processes,
+    frames, ``open`` ... for the student's code). Only in a worker process: the hook refuses
+    starting processes and threads to anyone, so a test process must not arm it.
     """
     import builtins
 
-    from ._checker import _load_definitions
+    from . import _checker
 
     ns: dict = {"__builtins__": builtins, "__name__": "__main__"}
     ns.update(values)
-    error = _load_definitions(ns, load)
+    if guard:
+        _checker._GUARD["armed"] = True
+    error = _checker._load_definitions(ns, load)
     ns.update(values)  # the kernel's values win over earlier definitions of the same name
     return {k: v for k, v in ns.items() if not k.startswith("__")}, error
 
 
-def make_worker(load: list, values: dict) -> Worker:
-    ns, error = load_namespace(load, values)
+def make_worker(load: list, values: dict, *, guard: bool = False) -> Worker:
+    ns, error = load_namespace(load, values, guard=guard)
     return Worker(ns, error)
 
 
 def serve(read_fd: int, write_fd: int, load: list, values: dict, timeout: float | None = None,
-          transport: PipeTransport | None = None) -> None:
+          transport: PipeTransport | None = None, guard: bool = True) -> None:
     """Load the student's definitions, then answer requests on ``read_fd`` until it closes.
 
     ``transport``: one that already read from ``read_fd`` (its buffer may hold the first request).
+    ``guard``: the checker's audit hook and no new processes or threads (``RLIMIT_NPROC``), as in
+    ``_checker.main``: student code that runs there today runs here, and no thread of the
+    student's can take over the worker's file descriptors while the main loop waits.
     """
-    worker = make_worker(load, values)
+    if guard:
+        import resource
+
+        import numpy  # noqa: F401  (its threads start before the limit)
+
+        try:
+            resource.setrlimit(resource.RLIMIT_NPROC, (1, 1))
+        except (ValueError, OSError):
+            pass
+    worker = make_worker(load, values, guard=guard)
     transport = transport or PipeTransport(read_fd, write_fd, timeout)
     worker.send = transport.send
     transport.on_request = worker.handle
