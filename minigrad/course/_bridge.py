@@ -36,12 +36,11 @@ from __future__ import annotations
 import builtins
 import itertools
 import keyword
-import time
 import traceback
 import types
 import warnings
 import weakref
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
@@ -50,7 +49,7 @@ from minigrad._tensor import Tensor
 from minigrad.autograd.function import _FREED, AccumulateGrad, BackwardNode, Function
 
 from . import _bridge_wire as wire
-from ._bridge_wire import ProtocolError
+from ._bridge_wire import PipeTransport, ProtocolError, local_pair  # noqa: F401  (re-exported)
 
 __all__ = ["Bridge", "Peer", "ProtocolError", "RemoteError", "RemoteObject", "function_proxy",
            "PipeTransport", "local_pair"]
@@ -118,59 +117,6 @@ def _raise_with_frames(exc: BaseException, frames: list) -> None:
         fn()
     finally:
         del fn, exc
-
-
-# ------------------------------------------------------------------------------ transports
-class PipeTransport:
-    """Requests and replies as frames on two file descriptors; nested requests are served while waiting.
-
-    ``send(request) -> reply`` writes the request, then reads frames: a request from the peer (a
-    callback) is answered with ``on_request``; the first reply is returned (``Peer`` checks that
-    it answers this request).
-    """
-
-    def __init__(self, read_fd: int, write_fd: int, timeout: float | None = 60.0):
-        self.io = wire.FrameIO(read_fd, write_fd, timeout)
-        self.on_request: Callable[[dict], dict] | None = None
-        self.deadline: float | None = None  # time.monotonic() after which every send fails (a check's budget)
-
-    def send(self, request: dict) -> dict:
-        self._in_time()
-        self.io.write(request)
-        while True:
-            msg = self.io.read()
-            self._in_time()
-            if msg is None:
-                raise ProtocolError("the peer closed the connection")
-            if not wire.is_request(msg):
-                return msg
-            if self.on_request is None:
-                raise ProtocolError("a request arrived, and this side serves none")
-            self.io.write(self.on_request(msg))
-
-    def _in_time(self) -> None:
-        # callbacks can keep the judge busy without ever being late for one read: a total budget
-        if self.deadline is not None and time.monotonic() > self.deadline:
-            raise ProtocolError("the check's time budget is spent")
-
-    def serve_forever(self) -> None:
-        """Answer requests until the peer closes its end (the worker's main loop)."""
-        while True:
-            msg = self.io.read()
-            if msg is None:
-                return
-            self.io.write(self.on_request(msg))
-
-
-def local_pair(judge: "Peer", worker: "Peer") -> None:
-    """Connect two peers of this process by direct calls (tests; no framing)."""
-    import json
-
-    def via_json(handler):  # a round trip through JSON, so that the in-process link sends what a pipe would
-        return lambda msg: wire.loads(wire.dumps(handler(json.loads(json.dumps(msg)))))
-
-    judge.send = via_json(worker.handle)
-    worker.send = via_json(judge.handle)
 
 
 # ------------------------------------------------------------------------------ proxies
@@ -896,7 +842,7 @@ class Bridge(Peer):
             return False
         return self.broken is None
 
-    def namespace(self, names) -> dict:
+    def namespace(self, names: Iterable[str]) -> dict:
         """{name: proxy or value} for the student's names that the worker has."""
         out = {}
         for n in names:

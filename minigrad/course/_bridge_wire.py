@@ -9,7 +9,9 @@ limit or a reply that answers another request is a :class:`ProtocolError`. Nothi
 ever evaluated, executed or unpickled: values are built from JSON scalars, and arrays from raw
 bytes of a whitelisted numeric dtype.
 
-Framing over file descriptors: ASCII decimal length, newline, that many bytes of UTF-8 JSON.
+Framing over file descriptors: ASCII decimal length, newline, that many bytes of UTF-8 JSON
+(:class:`FrameIO`); :class:`PipeTransport` sends a request and serves the other side's requests
+until the reply arrives; :func:`local_pair` links two peers of one process for tests.
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ import math
 import os
 import select
 import time
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -336,3 +338,56 @@ class FrameIO:
             _need(self._fill(deadline), "frame: truncated message")
         data, self._buf = self._buf[:n], self._buf[n:]
         return loads(data)
+
+
+# ------------------------------------------------------------------------------ transports (the peers'
+# ``send``: a request out, its reply back, the other side's requests answered meanwhile)
+class PipeTransport:
+    """Requests and replies as frames on two file descriptors; nested requests are served while waiting.
+
+    ``send(request) -> reply`` writes the request, then reads frames: a request from the peer (a
+    callback) is answered with ``on_request``; the first reply is returned (``Peer`` checks that
+    it answers this request).
+    """
+
+    def __init__(self, read_fd: int, write_fd: int, timeout: float | None = 60.0):
+        self.io = FrameIO(read_fd, write_fd, timeout)
+        self.on_request: Callable[[dict], dict] | None = None
+        self.deadline: float | None = None  # time.monotonic() after which every send fails (a check's budget)
+
+    def send(self, request: dict) -> dict:
+        self._in_time()
+        self.io.write(request)
+        while True:
+            msg = self.io.read()
+            self._in_time()
+            if msg is None:
+                raise ProtocolError("the peer closed the connection")
+            if not is_request(msg):
+                return msg
+            if self.on_request is None:
+                raise ProtocolError("a request arrived, and this side serves none")
+            self.io.write(self.on_request(msg))
+
+    def _in_time(self) -> None:
+        # callbacks can keep the judge busy without ever being late for one read: a total budget
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise ProtocolError("the check's time budget is spent")
+
+    def serve_forever(self) -> None:
+        """Answer requests until the peer closes its end (the worker's main loop)."""
+        while True:
+            msg = self.io.read()
+            if msg is None:
+                return
+            self.io.write(self.on_request(msg))
+
+
+def local_pair(judge, worker) -> None:
+    """Connect two ``_bridge.Peer`` objects of this process by direct calls (tests; no framing)."""
+
+    def via_json(handler):  # a round trip through JSON, so that the in-process link sends what a pipe would
+        return lambda msg: loads(dumps(handler(json.loads(json.dumps(msg)))))
+
+    judge.send = via_json(worker.handle)
+    worker.send = via_json(judge.handle)
