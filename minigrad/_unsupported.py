@@ -78,7 +78,6 @@ SUBSTITUTES = {
     "Tensor.storage": "minigrad tensors are NumPy arrays: use t.numpy().",
     "Tensor.untyped_storage": "minigrad tensors are NumPy arrays: use t.numpy().",
     "Tensor.to_sparse": "minigrad has dense tensors only.",
-    "Tensor.register_post_accumulate_grad_hook": "register a hook with t.register_hook(fn) instead.",
     "Tensor.apply_": "write the function with vectorized minigrad (or NumPy) operations instead of per element.",
     "Tensor.map_": "write the function with vectorized minigrad (or NumPy) operations instead of per element.",
     "Tensor.cfloat": _NO_COMPLEX, "Tensor.real": _NO_COMPLEX, "Tensor.imag": _NO_COMPLEX,

@@ -252,7 +252,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
                 g = Tensor._wrap(np.zeros_like(t._data))
             elif not allow_unused:
                 raise RuntimeError(
-                    "One of the differentiated Tensors appears to not have been used in the graph. Set "
+                    f"The differentiated Tensor at index {i} appears to not have been used in the graph. Set "
                     f"allow_unused=True if this is the desired behavior.\nautograd.grad: inputs[{i}] (shape "
                     f"{list(t.shape)}) is not connected to the outputs, so its gradient would be None."
                 )
@@ -507,7 +507,7 @@ def _call_custom_backward(node, grads) -> list:
         nxt = edges[4 * i]
         if not isinstance(g, Tensor):
             raise RuntimeError(
-                f"expected Variable or None (got {type(g).__name__})\n{fwd.__name__}.backward returned a "
+                f"expected Variable or None (got {_c_type_name(g)})\n{fwd.__name__}.backward returned a "
                 f"{type(g).__name__} as gradient {i}; return a Tensor (or None) for each forward argument."
             )
         if nxt is None:
@@ -557,3 +557,9 @@ def _reduce_grad(node, i: int, g: Tensor, shape: tuple) -> Tensor:
         g = g.reshape(shape)
     return g
 
+
+
+def _c_type_name(obj) -> str:
+    """The type's name as PyTorch's C++ prints it (tp_name): NumPy's C types carry their module."""
+    t = type(obj)
+    return f"numpy.{t.__name__}" if t.__module__ == "numpy" and not t.__flags__ & (1 << 9) else t.__name__

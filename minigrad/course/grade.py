@@ -778,6 +778,7 @@ def histogram(path: Path, rows: list[dict]) -> None:
 
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     exercises = list(dict.fromkeys(r["exercise"] for r in rows))
     if not exercises:
@@ -794,6 +795,7 @@ def histogram(path: Path, rows: list[dict]) -> None:
         ax.set_title(f"{e} (max {m:g})", fontsize=9)
         ax.set_xlabel("points")
         ax.set_ylabel("students")
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # students are counted in whole numbers
     for ax in list(axes.flat)[n:]:
         ax.axis("off")
     fig.suptitle("Scores per exercise")
