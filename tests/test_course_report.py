@@ -34,9 +34,8 @@ def _class() -> list[dict]:
     for k in range(9):
         s = f"student{k}"
         ok1 = k % 3 != 0
-        rows.append(_row(s, "ch99-ex1", 2 if ok1 else 0, 2, "✓ all good" if ok1 else
-                         f"✗ In [{3 + k}] raised RuntimeError: shapes ({k},) and (3,) differ\n✗ hidden test 1 of 2 failed",
-                         seconds=4.0 + k))
+        wrong = f"✗ In [{3 + k}] raised RuntimeError: shapes ({k},) and (3,) differ\n✗ hidden test 1 of 2 failed"
+        rows.append(_row(s, "ch99-ex1", 2 if ok1 else 0, 2, "✓ all good" if ok1 else wrong, seconds=4.0 + k))
         ok2 = k < 2
         rows.append(_row(s, "ch99-ex2", 3 if ok2 else 0, 3, "✓ passed" if ok2 else (
             "✗ not attempted yet: In [7] still raises NotImplementedError" if k % 2 else

@@ -10,7 +10,9 @@
 """
 import csv
 import json
+import re
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -83,9 +85,9 @@ def _parts(tmp: Path, students: list[str], n: int, *, rows=None, changes=None) -
     out = []
     for i in range(1, n + 1):
         sh = shard.Shard(i, n, "test")
-        rec = shard.record(sh, students, assignment={"title": "Chapter 99", "release_id": "r1", "chapters": [99],
-                                                      "points": 2.0, "exercises": [["99_fixture.ipynb", "ch99-ex1", 2.0]],
-                                                      "checks": "sha256:0"},
+        assignment = {"title": "Chapter 99", "release_id": "r1", "chapters": [99], "points": 2.0,
+                      "exercises": [["99_fixture.ipynb", "ch99-ex1", 2.0]], "checks": "sha256:0"}
+        rec = shard.record(sh, students, assignment=assignment,
                            roster={}, lms_ids={}, scan_notes=["hidden.txt: a hidden file"])
         rec.update((changes or {}).get(i, {}))
         mine = [r for s in rec["students"] for r in rows.get(s, [])]
@@ -124,7 +126,8 @@ def test_merge_refuses_parts_that_do_not_cover_one_class_once(tmp_path, case, ma
     elif case == "class":
         parts = parts[:2] + _parts(tmp_path / "b", STUDENTS + ["late"], 3)[2:]
     elif case == "assignment":
-        parts = parts[:2] + _parts(tmp_path / "b", STUDENTS, 3, changes={3: {"assignment": {"title": "other", "points": 2.0}}})[2:]
+        other = {"title": "other", "points": 2.0}
+        parts = parts[:2] + _parts(tmp_path / "b", STUDENTS, 3, changes={3: {"assignment": other}})[2:]
     elif case in ("student twice", "wrong shard"):
         book = json.loads((parts[0] / "grades.json").read_text())
         other = next(s for s in STUDENTS if shard.shard_of(s, 3) == 3)
@@ -325,12 +328,18 @@ class Slurm:
         os.chmod(key, 0o400)
         sock = d / "munge" / "munge.socket"
         munged = shutil.which("munged") or "/usr/sbin/munged"
-        r = subprocess.run([munged, "--force", f"--key-file={key}", f"--socket={sock}",
-                            f"--pid-file={d / 'munge' / 'munged.pid'}", f"--log-file={d / 'munge' / 'munged.log'}",
-                            f"--seed-file={d / 'munge' / 'munged.seed'}"], capture_output=True, text=True)
-        if r.returncode != 0:
-            return f"munged did not start: {(r.stderr or r.stdout).strip()[:300]}"
-        self.munge_pid = int((d / "munge" / "munged.pid").read_text().split()[0])
+        self.procs.append(subprocess.Popen(
+            [munged, "--foreground", "--force", f"--key-file={key}", f"--socket={sock}",
+             f"--pid-file={d / 'munge' / 'munged.pid'}", f"--log-file={d / 'munge' / 'munged.log'}",
+             f"--seed-file={d / 'munge' / 'munged.seed'}"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            start_new_session=True, text=True))
+        end = time.monotonic() + 10
+        while not sock.exists() and self.procs[0].poll() is None and time.monotonic() < end:
+            time.sleep(0.1)
+        if not sock.exists():
+            munge = self.procs[0]
+            return "munged did not start: " + (munge.stdout.read()[:300] if munge.poll() is not None
+                                               else "no socket after 10 s")
         conf = SLURM_CONF.format(d=d, host=socket.gethostname(), cpus=os.cpu_count() or 1,
                                  ctld_port=_free_port(), d_port=_free_port())
         # the munge socket: slurm's auth/munge plugin reads it from AuthInfo
@@ -363,7 +372,7 @@ class Slurm:
         return " | ".join(out)[:800] or "no error in the logs"
 
     def stop(self) -> None:
-        for p in self.procs:
+        for p in reversed(self.procs):  # the daemons, then munged
             if p.poll() is None:
                 os.killpg(p.pid, signal.SIGTERM)
         for p in self.procs:
@@ -372,11 +381,6 @@ class Slurm:
             except subprocess.TimeoutExpired:
                 os.killpg(p.pid, signal.SIGKILL)
                 p.wait()
-        if getattr(self, "munge_pid", None):
-            try:
-                os.kill(self.munge_pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
 
 
 # The guide's job script (book/instructor_guide.md, "Grading a large class"), with the fixture course.
@@ -400,14 +404,25 @@ def test_slurm_array_merged_equals_one_run(one_run, tmp_path):
                 pytest.fail(f"Slurm required (REQUIRE_SLURM=1) but it cannot start: {why}")
             pytest.skip(f"Slurm cannot start here: {why}")
         started = time.monotonic() - t0
-        extra = " ".join(_grade_args(one_run["subs"], one_run["roster"], "x")[3:])  # the same options
+        extra = shlex.join(_grade_args(one_run["subs"], one_run["roster"], "x")[4:])  # the same options
         cmd = f"{sys.executable} -m minigrad.course.cli"
         script = tmp_path / "grade.sbatch"
         script.write_text(JOB.format(d=tmp_path, cmd=cmd, subs=one_run["subs"], extra=extra))
         env = dict(slurm.env, MINIGRAD_COURSE_EXTRA_EXERCISES=str(FIXTURE / "exercises"))
-        r = subprocess.run(["sbatch", "--wait", str(script)], env=env, capture_output=True, text=True, timeout=600)
+        r = subprocess.run(["sbatch", "--parsable", str(script)], env=env, capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, f"sbatch: {r.stdout}{r.stderr}\n{slurm.tail()}"
+        job = r.stdout.strip().split(";")[0]
+        # sbatch --wait polls every few seconds, and more slowly as time passes: squeue, twice a second
+        end = time.monotonic() + 600
+        while time.monotonic() < end:
+            q = subprocess.run(["squeue", "-h", "-j", job, "-o", "%i %T"], env=env, capture_output=True, text=True)
+            if q.returncode == 0 and not q.stdout.strip():
+                break
+            time.sleep(0.5)
+        tasks = subprocess.run(["scontrol", "-o", "show", "job", job], env=env, capture_output=True, text=True).stdout
+        states = sorted(re.findall(r"ArrayTaskId=(\d+) .*?JobState=(\w+) .*?ExitCode=(\d+:\d+)", tasks))
         outs = "\n".join(p.read_text(errors="replace")[-600:] for p in sorted(tmp_path.glob("slurm-*.out")))
-        assert r.returncode == 0, f"sbatch: {r.stdout}{r.stderr}\n{outs}\n{slurm.tail()}"
+        assert states == [(str(i), "COMPLETED", "0:0") for i in (1, 2, 3, 4)], f"{tasks}\n{outs}\n{slurm.tail()}"
         parts = sorted((tmp_path / "parts").iterdir())
         assert [p.name for p in parts] == ["1", "2", "3", "4"]
         hows = [json.loads((p / "grades.json").read_text())["shard"]["how"] for p in parts]

@@ -256,7 +256,8 @@ def check(parts: list[_Part]) -> None:
                              "graded by another grader version, or the file was edited")
         stray = sorted({r.get("student") for r in p.rows} - set(p.shard["students"]))
         if stray:
-            raise ValueError(f"merge: {p.name} has rows of students outside its shard: {', '.join(map(str, stray[:5]))}")
+            raise ValueError(f"merge: {p.name} has rows of students outside its shard: "
+                             f"{', '.join(map(str, stray[:5]))}")
     size = int(parts[0].shard["class"]["size"])
     order = [positions.get(k) for k in range(size)]
     if None in order or len(positions) != size or fingerprint(order) != parts[0].shard["class"]["fingerprint"]:
