@@ -607,3 +607,31 @@ def test_bce_gradient_fades_before_the_loss_is_capped():
 def test_bce_near_the_cap_matches_torch():
     torch = pytest.importorskip("torch")
     assert _bce_near_the_cap(minigrad) == _bce_near_the_cap(torch)
+
+
+def test_once_differentiable_keeps_several_gradients_a_tuple_under_create_graph():
+    """Two gradients through @once_differentiable under create_graph with a grad_output that requires
+    grad: the engine gets a tuple, and differentiating the result raises the decorator's own error
+    (as PyTorch 2.13 does), not 'incorrect number of gradients'."""
+    import minigrad
+    from minigrad.autograd.function import once_differentiable
+
+    class Mul(minigrad.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            ctx.save_for_backward(a, b)
+            return a * b
+
+        @staticmethod
+        @once_differentiable
+        def backward(ctx, g):
+            a, b = ctx.saved_tensors
+            return g * b, g * a
+
+    a = minigrad.tensor([1.0, 2.0], requires_grad=True)
+    b = minigrad.tensor([3.0, 4.0], requires_grad=True)
+    v = minigrad.ones(2, requires_grad=True)  # a grad_output that requires grad: the decorator's case
+    ga, gb = minigrad.autograd.grad(Mul.apply(a, b), (a, b), v, create_graph=True)
+    assert ga.tolist() == [3.0, 4.0] and gb.tolist() == [1.0, 2.0]
+    with pytest.raises(RuntimeError, match="once_differentiable"):
+        (ga.sum() + gb.sum()).backward()

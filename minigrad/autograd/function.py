@@ -849,7 +849,7 @@ def once_differentiable(fn):
                 o._rg = True  # a stand-in leaf, so that the error node below is recorded
                 o = _DelayedError.apply(o, name)
             wrapped.append(o)
-        return wrapped[0] if single else wrapped
+        return wrapped[0] if single else tuple(wrapped)
 
     return wrapper
 
