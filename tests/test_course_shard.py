@@ -383,15 +383,60 @@ class Slurm:
                 p.wait()
 
 
-# The guide's job script (book/instructor_guide.md, "Grading a large class"), with the fixture course.
-JOB = """\
-#!/bin/bash
-#SBATCH --job-name=grade
-#SBATCH --array=1-4
-#SBATCH --output={d}/slurm-%A_%a.out
-cd {d}
-{cmd} grade {subs} --out parts/{{i}} --shard auto {extra}
-"""
+SECTION = "Grading a large class: shards on Slurm or Kubernetes"
+DEPLOY = ROOT / "deploy"
+
+
+def _guide():
+    from guide_blocks import blocks, commands, section
+
+    bs = blocks(section(SECTION))
+    return {"sbatch": next(b for b in bs if b.caption == "grade.sbatch"),
+            "yaml": next(b for b in bs if b.caption == "grade-job.yaml"),
+            "commands": [c for b in bs if b.lang == "bash" and not b.caption for c in commands(b)]}
+
+
+def test_the_guide_shows_the_deploy_files_as_they_are():
+    g = _guide()
+    assert g["sbatch"].body == (DEPLOY / "slurm" / "grade.sbatch").read_text()
+    assert g["yaml"].body == (DEPLOY / "kubernetes" / "grade-job.yaml").read_text()
+    assert g["commands"] == ["minigrad-course merge parts/* --out gradebook/", "sbatch --wait grade.sbatch",
+                             "minigrad-course merge parts/* --out gradebook/", "kubectl apply -f grade-job.yaml",
+                             "kubectl wait --for=condition=complete job/grade-chapter-3 --timeout=6h"]
+
+
+def test_the_kubernetes_indexed_job_is_valid_and_grades_every_shard_once():
+    import yaml
+
+    from minigrad.course.cli import _parser
+
+    job = yaml.safe_load((DEPLOY / "kubernetes" / "grade-job.yaml").read_text())
+    spec = job["spec"]
+    assert (job["apiVersion"], job["kind"], spec["completionMode"]) == ("batch/v1", "Job", "Indexed")
+    pod = spec["template"]["spec"]
+    assert pod["restartPolicy"] == "Never"   # required by backoffLimitPerIndex
+    (box,) = pod["containers"]
+    env = {e["name"]: e["value"] for e in box.get("env", [])}
+    n = spec["completions"]
+    assert spec["parallelism"] == n and int(env[shard.COUNT_ENV]) == n
+    cmd = box["command"]
+    assert cmd[:2] == ["minigrad-course", "grade"]
+    args = _parser().parse_args(cmd[1:])   # the command is one our CLI takes
+    assert args.shard == "auto" and "{i}" in args.out
+    mounts = {m["mountPath"] for m in box["volumeMounts"]}
+    assert all(any(a.startswith(m + "/") for m in mounts) for a in (args.submissions, args.out, args.assignment,
+                                                                      args.roster))
+    # each pod's shard: completion index k grades shard k+1 of n, into its own folder
+    got = [shard.parse(args.shard, {"JOB_COMPLETION_INDEX": str(k), **env}) for k in range(n)]
+    assert [(s.i, s.n) for s in got] == [(k + 1, n) for k in range(n)]
+    assert len({shard.out_for(args.out, s) for s in got}) == n
+    kv = pytest.importorskip("kubernetes_validate", reason="kubernetes-validate (the Kubernetes JSON schemas, "
+                             "offline) is not installed: pip install kubernetes-validate")
+    assert kv.validate(job, kv.latest_version(), strict=True)
+    broken = yaml.safe_load((DEPLOY / "kubernetes" / "grade-job.yaml").read_text())
+    broken["spec"]["template"]["spec"]["containers"][0]["comand"] = cmd   # the validator catches typos
+    with pytest.raises(kv.ValidationError):
+        kv.validate(broken, kv.latest_version(), strict=True)
 
 
 def test_slurm_array_merged_equals_one_run(one_run, tmp_path):
@@ -404,12 +449,18 @@ def test_slurm_array_merged_equals_one_run(one_run, tmp_path):
                 pytest.fail(f"Slurm required (REQUIRE_SLURM=1) but it cannot start: {why}")
             pytest.skip(f"Slurm cannot start here: {why}")
         started = time.monotonic() - t0
-        extra = shlex.join(_grade_args(one_run["subs"], one_run["roster"], "x")[4:])  # the same options
-        cmd = f"{sys.executable} -m minigrad.course.cli"
-        script = tmp_path / "grade.sbatch"
-        script.write_text(JOB.format(d=tmp_path, cmd=cmd, subs=one_run["subs"], extra=extra))
-        env = dict(slurm.env, MINIGRAD_COURSE_EXTRA_EXERCISES=str(FIXTURE / "exercises"))
-        r = subprocess.run(["sbatch", "--parsable", str(script)], env=env, capture_output=True, text=True, timeout=60)
+        # the guide's folder: submissions/, roster.csv (the fixture course stands for release/)
+        shutil.copytree(one_run["subs"], tmp_path / "submissions")
+        shutil.copyfile(one_run["roster"], tmp_path / "roster.csv")
+        script = _guide()["sbatch"].body
+        fixture = shlex.join(["--source", str(FIXTURE), "--timeout", "240", "--memory", "1024",
+                              *(["--no-sandbox"] if NO_SANDBOX else [])])
+        assert script.count("--assignment release/assignment.json") == 1
+        (tmp_path / "grade.sbatch").write_text(script.replace("--assignment release/assignment.json", fixture))
+        env = dict(slurm.env, MINIGRAD_COURSE_EXTRA_EXERCISES=str(FIXTURE / "exercises"),
+                   PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
+        r = subprocess.run(["sbatch", "--parsable", "grade.sbatch"], cwd=tmp_path, env=env, capture_output=True,
+                           text=True, timeout=60)
         assert r.returncode == 0, f"sbatch: {r.stdout}{r.stderr}\n{slurm.tail()}"
         job = r.stdout.strip().split(";")[0]
         # sbatch --wait polls every few seconds, and more slowly as time passes: squeue, twice a second
@@ -421,14 +472,16 @@ def test_slurm_array_merged_equals_one_run(one_run, tmp_path):
             time.sleep(0.5)
         tasks = subprocess.run(["scontrol", "-o", "show", "job", job], env=env, capture_output=True, text=True).stdout
         states = sorted(re.findall(r"ArrayTaskId=(\d+) .*?JobState=(\w+) .*?ExitCode=(\d+:\d+)", tasks))
-        outs = "\n".join(p.read_text(errors="replace")[-600:] for p in sorted(tmp_path.glob("slurm-*.out")))
+        outs = "\n".join(p.read_text(errors="replace")[-600:] for p in sorted(tmp_path.glob("grade-*.out")))
         assert states == [(str(i), "COMPLETED", "0:0") for i in (1, 2, 3, 4)], f"{tasks}\n{outs}\n{slurm.tail()}"
         parts = sorted((tmp_path / "parts").iterdir())
         assert [p.name for p in parts] == ["1", "2", "3", "4"]
         hows = [json.loads((p / "grades.json").read_text())["shard"]["how"] for p in parts]
         assert hows == [f"Slurm array task {i}" for i in (1, 2, 3, 4)]
-        assert cli_main(["merge", *map(str, parts), "--out", str(tmp_path / "merged")]) == 0
-        assert_same_gradebook(one_run["out"], tmp_path / "merged")
+        (merge,) = {c for c in _guide()["commands"] if c.startswith("minigrad-course merge")}
+        m = subprocess.run(["bash", "-c", merge], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+        assert m.returncode == 0, m.stdout + m.stderr
+        assert_same_gradebook(one_run["out"], tmp_path / "gradebook")
         print(f"Slurm up in {started:.1f} s; array graded and merged in {time.monotonic() - t0:.1f} s")
     finally:
         slurm.stop()
