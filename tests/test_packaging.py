@@ -502,6 +502,7 @@ def test_notebook_alone_with_the_wheel_runs_where_jupyter_is_alone(dists, wheelh
     (lost / "minigrad" / "__init__.py").write_text('__version__ = "0.0.6"  # not ours\n')
     nb = nbformat.read(CHAPTER0, as_version=4)
     first = next(c for c in nb.cells if c.cell_type == "code")
+    first.source = install_cell.cell_source()  # the generator's cell (every notebook's: checked above)
     nb.cells = [first]
     nbformat.write(nb, lost / "alone.ipynb")
     ran, _ = env.run_notebook(lost / "alone.ipynb", lost)
