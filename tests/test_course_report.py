@@ -54,6 +54,24 @@ def test_messages_differing_only_in_numbers_group_together():
     assert report.normalise("wrong sign") != report.normalise("wrong shape")
 
 
+def test_one_message_per_problem_as_the_checker_writes_them():
+    fb = ("✗ Exercise 99.2 (Leaky ReLU with a slope argument): 0/3 points\n"
+          "  The gradient for x uses a mask on the wrong side of the kink at x = 0:\n"
+          "  where x > 0 you use the slope that belongs to x < 0.\n"
+          "    where they differ (first entries):\n"
+          "      at [0, 0]: x=0.5478, expected -1.275, got -0.1275\n"
+          "hidden test 2 of 3, which checks `y.shape == (3,)`\n"
+          "✗ In [5] raised RuntimeError: student bug")
+    assert report.problems(fb) == [
+        "The gradient for x uses a mask on the wrong side of the kink at x = 0: where x > 0 you use the slope "
+        "that belongs to x < 0.", "hidden test 2 of 3, which checks `y.shape == (3,)`",
+        "✗ In [5] raised RuntimeError: student bug"]
+    assert report.problems("✓ Exercise 99.3 (A derivative): 1/1 points\n  right: 12 at x = 2.\n"
+                           "hidden tests passed.") == []
+    header = "✗ Exercise 99.3 (A derivative): 0/1 points"
+    assert report.problems(header) == [header]
+
+
 def test_exercise_stats_count_students_and_rank_messages():
     stats = {s["exercise"]: s for s in report.exercise_stats(_class())}
     ex1, ex2 = stats["ch99-ex1"], stats["ch99-ex2"]
@@ -182,3 +200,12 @@ def test_report_in_headless_chromium(tmp_path):
     shot = Path(SHOTS) if SHOTS else tmp_path / "report.png"
     assert check_in_browser(path, shot) == []
     assert shot.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_class_where_nothing_was_graded_lists_a_bounded_review():
+    rows = [_row(f"s{k:04d}", "ch99-ex1", 0, 2, "not graded: no kernel", not_graded="no kernel")
+            for k in range(report.REVIEW_CAP + 25)]
+    page = report.render(rows, {})
+    assert page.count("<tr><td>s0") == report.REVIEW_CAP
+    assert "25 more rows to review: grades.csv has them all" in page
+    assert "No student was graded." in page and "No notebook was run." in page

@@ -6,8 +6,9 @@ embedded as ``data:`` URIs) and shows, in this order:
 - the rows to review first: flagged rows and rows the grader could not grade ("not graded");
 - the score distribution (each student's total), as a figure and in words;
 - per exercise: the pass rate (full points), the mean points, and the five most common feedback
-  messages of the students who lost points, with how many students got each. Messages that differ
-  only in numbers (cell numbers ``In [7]``, values) are counted as one, so the common mistake shows;
+  messages of the students who lost points, with how many students got each (``problems``: one
+  message per problem, its wrapped lines joined). Messages that differ only in numbers (cell
+  numbers ``In [7]``, values) are counted as one, so the common mistake shows;
 - the time each notebook took to grade (the rows' ``seconds``).
 
 ``grade`` and ``merge`` write it (``grade.write_figures``); ``write(path, rows, run)`` is the API.
@@ -27,8 +28,44 @@ from . import gradebook
 TOP_MESSAGES = 5
 MESSAGE_CAP = 400          # characters of a message shown
 SLOWEST = 10               # notebooks listed by time
+REVIEW_CAP = 300           # rows listed under "review first" (the rest: grades.csv)
 _CELL = re.compile(r"\bIn \[\s*\d*\s*\]")
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+_HEADER = re.compile(r"^\S+ Exercise [\w.]+ \(.*\): [\d.]+/[\d.]+ points?$")  # "✗ Exercise 3.2 (ReLU): 0/3 points"
+_PASSED = ("✓", "hidden tests passed")
+
+
+def problems(feedback: str) -> list[str]:
+    """The problems a feedback text names, one text each.
+
+    A problem starts at a line that is not indented; its indented lines continue it (the checker wraps
+    its text), and lines indented deeper (the entries where values differ) are details, left out.
+    An exercise's header line ("✗ Exercise 3.2 (...): 0/3 points") stands for its diagnosis below it.
+    What passed is not a problem."""
+    blocks: list[list[str]] = []
+    for line in str(feedback or "").splitlines():
+        if not line.strip():
+            continue
+        if line[:1].isspace() and blocks:
+            blocks[-1].append(line)
+        else:
+            blocks.append([line])
+    out = []
+    for head, *body in blocks:
+        head = head.strip()
+        if head.startswith(_PASSED):
+            continue
+        text = [] if _HEADER.match(head) and body else [head]
+        if body:
+            base = len(body[0]) - len(body[0].lstrip())
+            for line in body:
+                if len(line) - len(line.lstrip()) > base:
+                    break
+                text.append(line.strip())
+        out.append(" ".join(text))
+    return out
 
 
 def normalise(message: str) -> str:
@@ -60,10 +97,7 @@ def exercise_stats(rows: list[dict]) -> list[dict]:
             if float(r["points"]) >= float(r["max_points"]):
                 continue  # the messages of students who lost points
             keys = {}
-            for line in str(r.get("feedback") or "").splitlines():
-                line = line.strip()
-                if not line or line.startswith("✓"):
-                    continue
+            for line in problems(r.get("feedback") or ""):
                 keys.setdefault(normalise(line), line)
             for key, line in keys.items():
                 g = groups.setdefault(key, {"students": set(), "examples": Counter()})
@@ -248,12 +282,16 @@ def render(rows: list[dict], run: dict | None = None) -> str:
         body.append(f"<p>{_plural(len(review), 'row')}. A flagged row got 0 for tampering or a refused file: "
                     "read the cell it names. A row not graded failed for the grader's reason, not the "
                     "student's: those students are left out of the LMS files until graded again.</p>")
+        first = sorted(review, key=lambda r: (not r.get("not_graded"), r["student"], r["exercise"]))[:REVIEW_CAP]
         body.append(_table("Rows to review", ["student", "notebook", "exercise", "why", "feedback"], [
             [_e(r["student"]), _e(r["notebook"]), _e(r["exercise"]),
              (f'<span class="flag">flagged: {_e(r["flagged"])}</span>' if r.get("flagged") else "")
              + (f'<span class="flag">not graded: {_e(r["not_graded"])}</span>' if r.get("not_graded") else ""),
              f'<span class="feedback">{_e(str(r.get("feedback", ""))[:MESSAGE_CAP])}</span>']
-            for r in sorted(review, key=lambda r: (not r.get("not_graded"), r["student"], r["exercise"]))]))
+            for r in first]))
+        if len(review) > REVIEW_CAP:
+            body.append(f"<p>{len(review) - REVIEW_CAP} more rows to review: grades.csv has them all (the "
+                        "flagged column, and feedback starting with \"not graded:\").</p>")
     else:
         body.append("<p>No row was flagged and every notebook was graded.</p>")
 
