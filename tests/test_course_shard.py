@@ -72,6 +72,16 @@ def test_shard_option_and_the_schedulers_variables():
     assert shard.out_for("parts/{i}-of-{n}", shard.Shard(2, 4)) == "parts/2-of-4"
 
 
+def test_grade_shard_auto_outside_a_scheduler_says_what_to_give(tmp_path, monkeypatch, capsys):
+    for name in ("SLURM_ARRAY_TASK_ID", "JOB_COMPLETION_INDEX", shard.COUNT_ENV):
+        monkeypatch.delenv(name, raising=False)
+    assert cli_main(["grade", str(tmp_path), "--out", str(tmp_path / "out"), "--shard", "auto"]) == 2
+    err = capsys.readouterr().err
+    assert err == ("minigrad-course: error: --shard auto: neither SLURM_ARRAY_TASK_ID (a Slurm job array) nor "
+                   "JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) is set: give --shard i/n\n")
+    assert not (tmp_path / "out").exists()
+
+
 # ------------------------------------------------------------------------ merge's refusals
 def _row(student, points=1.0, **extra):
     return {"student": student, "notebook": "99_fixture.ipynb", "exercise": "ch99-ex1", "points": points,

@@ -10,7 +10,9 @@ only the student's definitions. The student's files, the hidden tests and the ch
 the sandbox through a pipe, never as files (the book's own checks, ``course/checks/``, too). The
 gradebook (``grades.csv``, ``grades.json``: one row per student, notebook and exercise, with
 ``parts`` and ``flagged`` columns), ``totals.csv`` and the LMS files (``gradebook.py``) are written
-atomically into OUT, with a histogram of the scores of each exercise (``scores_by_exercise.png``).
+atomically into OUT, with a histogram of the scores of each exercise (``scores_by_exercise.png``)
+and the instructor's report (``report.html``, ``report.py``). ``--shard i/n`` grades one shard of
+the class into a partial gradebook, for ``merge`` (``shard.py``).
 
 A run holds a lock on OUT (a second run into the same folder refuses), and SIGTERM or SIGINT stop
 every sandbox at once, remove the scratch folder and leave the previous gradebook untouched.
