@@ -190,7 +190,7 @@ from _grading import FIXTURE, editions, variant, write_class  # noqa: E402
 from minigrad.course import sandbox  # noqa: E402
 
 NO_SANDBOX = sandbox.find_bwrap() is None and not os.environ.get("REQUIRE_SANDBOX")
-CLASS = ["alice", "bob", "leo", "mia"]
+CLASS = ["alice", "bob", "leo", "mia", "smithsam"]
 
 
 def _make_class(tmp: Path) -> tuple[Path, Path]:
@@ -202,6 +202,7 @@ def _make_class(tmp: Path) -> tuple[Path, Path]:
     (subs / "mia").mkdir()
     (subs / "mia" / "notes.txt").write_text("forgot to submit")
     (subs / ".DS_Store").write_text("")
+    (subs / "smithsam_12345_67890_99_fixture.ipynb").write_text("{ not a notebook")  # Canvas's flat download
     roster = tmp / "roster.csv"
     roster.write_text("folder,Student,ID,SIS User ID,Username\nalice,Alice A,11,s11,alice1\nbob,Bob B,12,s12,bob1\n"
                       "mia,Mia M,14,s14,mia1\nzed,Zed Z,19,s19,zed1\n")
@@ -261,14 +262,18 @@ def test_two_shards_merged_equal_one_run(one_run, monkeypatch, capsys):
     book = json.loads((tmp / "parts" / "2" / "grades.json").read_text())
     sh = book["shard"]
     assert (sh["i"], sh["n"], sh["students"], sh["positions"]) == (2, 2, ["alice", "leo", "mia"], [0, 2, 3])
-    assert sh["class"]["size"] == 4 and sh["class"]["fingerprint"] == shard.fingerprint(CLASS)
+    assert sh["class"]["size"] == 5 and sh["class"]["fingerprint"] == shard.fingerprint(CLASS)
+    first = json.loads((tmp / "parts" / "1" / "grades.json").read_text())["shard"]
+    assert first["students"] == ["bob", "smithsam"] and first["lms_ids"] == {"smithsam": "12345"}
     assert sh["grader_version"] and sh["assignment"]["exercises"][0][:2] == ["99_fixture.ipynb", "ch99-ex1"]
     assert {r["student"] for r in book["rows"]} == {"alice", "leo", "mia"}
     assert not (tmp / "parts" / "2" / "canvas.csv").exists()  # a shard is not the class: no LMS file
     capsys.readouterr()
     assert cli_main(["merge", str(tmp / "parts" / "2"), str(tmp / "parts" / "1"), "--out", str(tmp / "merged")]) == 0
-    assert "merged 2 shards: 4 students" in capsys.readouterr().out
+    assert "merged 2 shards: 5 students" in capsys.readouterr().out
     assert_same_gradebook(one_run["out"], tmp / "merged")
+    with open(tmp / "merged" / "canvas.csv", newline="") as f:  # the Canvas user id of the flat download
+        assert [r["ID"] for r in csv.DictReader(f)] == ["", "11", "12", "", "14", "12345"]
     assert "zed: in the roster, but no submission folder" in (tmp / "merged" / "grading_log.txt").read_text()
 
 
