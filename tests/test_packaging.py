@@ -518,11 +518,13 @@ def test_notebook_alone_with_the_wheel_runs_where_jupyter_is_alone(dists, wheelh
     assert text.count(". ") == 0 and text.endswith("then run this cell again."), "one sentence"
     assert [o["output_type"] for o in ran.cells[0].outputs] == ["error"], "pip's own output stays hidden"
 
-    # 2. Chapter 0 copied alone into an empty folder, the wheel beside it.
+    # 2. Chapter 0 copied alone into an empty folder, the wheel beside it: the one the website
+    #    offers (download/, written by scripts/build_book.sh) when the site is built.
     alone = tmp_path / "alone"
     alone.mkdir()
     shutil.copy2(CHAPTER0, alone)
-    shutil.copy2(dists["wheel"], alone)
+    site_wheel = ROOT / "_build" / "html" / "download" / dists["wheel"].name
+    shutil.copy2(site_wheel if site_wheel.is_file() else dists["wheel"], alone)
     ran, probe = env.run_notebook(alone / CHAPTER0.name, alone)
     assert _errors(ran) == [], _errors(ran)[:1]
     first = next(c for c in ran.cells if c.cell_type == "code")
