@@ -117,6 +117,7 @@ STUDENTS = ["alice", "bob", "carol", "dave", "erin", "frank", "gina"]
     ("twice", "shard 1/3 is given twice"),
     ("other n", "different numbers of shards"),
     ("version", "different grader versions"),
+    ("checks", "different grader checks"),
     ("class", "different classes"),
     ("assignment", "different assignments"),
     ("student twice", "is in two parts"),
@@ -133,6 +134,8 @@ def test_merge_refuses_parts_that_do_not_cover_one_class_once(tmp_path, case, ma
         parts = parts[:2] + _parts(tmp_path / "b", STUDENTS, 2)[1:]
     elif case == "version":
         parts = parts[:2] + _parts(tmp_path / "b", STUDENTS, 3, changes={3: {"grader_version": "9.9"}})[2:]
+    elif case == "checks":
+        parts = parts[:2] + _parts(tmp_path / "b", STUDENTS, 3, changes={3: {"grader_checks": "sha256:1"}})[2:]
     elif case == "class":
         parts = parts[:2] + _parts(tmp_path / "b", STUDENTS + ["late"], 3)[2:]
     elif case == "assignment":

@@ -151,13 +151,24 @@ def assignment_record(sources: list, chosen, title: str) -> dict:
             "checks": "sha256:" + checks.hexdigest()}
 
 
+def grader_digest() -> str:
+    """A digest of the checks the grader runs (minigrad.course and its exercise modules, as the checker
+    receives them): two installs of one version with different checks do not merge."""
+    from . import grade as grade_mod
+
+    h = hashlib.sha256()
+    for name, (text, is_package) in grade_mod.course_bundle(grade_mod._extra_dirs()):
+        h.update(json.dumps([name, text, is_package]).encode())
+    return "sha256:" + h.hexdigest()
+
+
 def record(shard: Shard, class_students: list[str], *, assignment: dict, roster: dict, lms_ids: dict,
            scan_notes: list) -> dict:
     from .._version import __version__
 
     mine = [(k, s) for k, s in enumerate(class_students) if shard_of(s, shard.n) == shard.i]
     return {"format": FORMAT, "i": shard.i, "n": shard.n, "how": shard.how, "grader_version": __version__,
-            "assignment": assignment,
+            "grader_checks": grader_digest(), "assignment": assignment,
             "class": {"size": len(class_students), "fingerprint": fingerprint(class_students)},
             "students": [s for _, s in mine], "positions": [k for k, _ in mine],
             "roster": roster or {}, "lms_ids": {s: lms_ids[s] for _, s in mine if s in lms_ids},
@@ -221,6 +232,8 @@ def check(parts: list[_Part]) -> None:
     _same(parts, lambda p: p.shard["grader_version"], "grader versions "
           f"({', '.join(sorted({str(p.shard['grader_version']) for p in parts}))})",
           "grade every shard with the same version of minigrad-course")
+    _same(parts, lambda p: p.shard.get("grader_checks"), "grader checks (the same version, installed with "
+          "different exercise checks)", "grade every shard with the same installation of minigrad-course")
     _same(parts, lambda p: p.shard["assignment"], "assignments (exercises, points, checks or LMS column)",
           "grade every shard with the same --assignment/--chapters, book and --lms-column")
     _same(parts, lambda p: p.shard["class"], "classes (their student lists differ)",
