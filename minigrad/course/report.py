@@ -239,6 +239,7 @@ figure { margin: 1rem 0; } img { max-width: 100%; height: auto; }
 figcaption { font-size: 0.95rem; color: #333; }
 .flag { color: #8a1c1c; font-weight: 600; }
 .warn { border-left: 4px solid #8a1c1c; background: #fbeeee; padding: 0.5rem 0.75rem; }
+.message { overflow-wrap: anywhere; }
 .feedback { white-space: pre-wrap; font-family: "DejaVu Sans Mono", monospace; font-size: 0.85rem; }
 p.meta { color: #333; }
 """
@@ -324,7 +325,7 @@ def render(rows: list[dict], run: dict | None = None) -> str:
         body.append(_table(f"{s['exercise']}: the {len(s['messages'])} most common messages to students who lost "
                            "points (messages that differ only in numbers counted together)",
                            ["message", "students"],
-                           [[f'<span class="feedback">{_e(m["text"][:MESSAGE_CAP])}</span>'
+                           [[f'<span class="message">{_e(m["text"][:MESSAGE_CAP])}</span>'
                              + (f" <em>(and {m['variants'] - 1} variant{'s' if m['variants'] > 2 else ''} "
                                 "differing in numbers)</em>" if m["variants"] > 1 else ""),
                              str(m["students"])] for m in s["messages"]], num=(1,)))
