@@ -105,6 +105,12 @@ def _setup(dist="{dist}", version="{version}", extra="{extra}",
         said = run.stdout + run.stderr
         if run.returncode == 0 and ready(forget=True):
             print(f"Installed {{dist}} {{version}} from {{source}}.")
+            kernel = sys.modules.get("ipykernel")
+            kernel = getattr(kernel, "__version__", "0")
+            if release(kernel)[0] >= 7:  # the extra pins ipykernel < 7
+                print(f"Restart the kernel once (Kernel > Restart): it "
+                      f"runs ipykernel {{kernel}}, which can leave a cell "
+                      "waiting forever; ipykernel 6 is now installed.")
             return
 
     class SetupError(Exception):
