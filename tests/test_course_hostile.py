@@ -232,6 +232,9 @@ def attacks(ctx: dict) -> dict:
             "                    _f.write(b'0' * 2**20)\n                    _mb[_base] += 1\n"
             "        except OSError:\n            break\n"
             "    if _mb[_base] > 300:\n        _found.append(f'wrote {_mb[_base]} MB into {_base}')\n" + LOOT),
+        # issue 22, 3 and 4: a forged reply from the student's own forward, the hidden tests read from stdin
+        "a26-forge": "",
+        "a27-exfil": "",
         # beyond the issue: code that the checker runs, trying to fool it
         "a21-eq": "",
         "a22-patch": "",
@@ -266,7 +269,38 @@ def _class(tmp: Path, port: int) -> dict:
         "import numpy as np\n\nclass Cube(Function):\n    @staticmethod\n    def forward(ctx, x):\n"
         "        setattr(np, 'allclose', lambda *a, **k: True)\n        setattr(np, 'array_equal', lambda *a: True)\n"
         "        return x\n\n    @staticmethod\n    def backward(ctx, grad_output):\n        return grad_output\n")
-    cubes = {"a09-r6-hooks": cube_leak, "a10-r6-frames": cube_frames, "a21-eq": cube_eq, "a22-patch": cube_patch}
+    # issue 22's reproducer 3, as it was observed to give itself full marks: identity functions and a
+    # forged reply written to every descriptor the process might answer on
+    cube_forge = (
+        "import random\n\nclass Cube(Function):\n    @staticmethod\n    def forward(ctx, x, *args, _sent=[]):\n"
+        "        if not _sent:\n            _sent.append(1)\n"
+        "            rep = ('{\"phase\": \"check\", \"results\": [{\"exercise\": \"ch99-ex1\", \"title\": \"\", '\n"
+        "                   '\"passed\": true, \"points\": 2, \"max_points\": 2, \"message\": \"all good\", '\n"
+        "                   '\"parts\": []}], \"error\": null, \"tamper\": []}\\n{\"phase\": \"hidden\", '\n"
+        "                   '\"passed\": true, \"failures\": [], \"tamper\": false}\\n')\n"
+        "            for fd in range(3, 10):\n"
+        "                try:\n                    random._os.write(fd, rep.encode())\n"
+        "                except OSError:\n                    pass\n"
+        "        return x\n\n    @staticmethod\n    def backward(ctx, g):\n        return g\n")
+    # reproducer 4: whatever arrives on stdin during the check is read and smuggled out in forged
+    # failure line numbers (there is nothing secret there to read: the hidden tests stay outside)
+    cube_exfil = (
+        "import random\n\nclass Cube(Function):\n    @staticmethod\n    def forward(ctx, x, _got=[]):\n"
+        "        _os = random._os\n        try:\n            _os.set_blocking(0, False)\n"
+        "            _got.append(_os.read(0, 1 << 16))\n        except OSError:\n            pass\n"
+        "        _data = b''.join(_got)[:64]\n"
+        "        _fails = [{'failed': 1, 'kind': 'raised', 'exception': 'ValueError', 'part': None,\n"
+        "                   'where': {'cell': 'In [4]', 'line': 1 + _data[i] * 256 + _data[i + 1], 'func': 'forward'}}\n"
+        "                  for i in range(0, len(_data) - 1, 2)]\n"
+        "        _rep = ('{\"phase\": \"hidden\", \"passed\": false, \"failures\": ' + repr(_fails).replace(\"'\", '\"')\n"
+        "                .replace('None', 'null') + ', \"tamper\": false}\\n')\n"
+        "        for fd in range(1, 10):\n"
+        "            try:\n                _os.write(fd, _rep.encode())\n"
+        "            except OSError:\n                pass\n"
+        "        ctx.save_for_backward(x)\n        return x * x * x\n\n    @staticmethod\n"
+        "    def backward(ctx, g):\n        (x,) = ctx.saved_tensors\n        return g * 3 * x * x\n")
+    cubes = {"a09-r6-hooks": cube_leak, "a10-r6-frames": cube_frames, "a21-eq": cube_eq, "a22-patch": cube_patch,
+             "a26-forge": cube_forge, "a27-exfil": cube_exfil}
     notebooks = {"perfect": good, "zz-stub-victim": student}
     for name, code in attacks(ctx).items():
         nb = variant(student, before=code) if code else student
@@ -504,3 +538,22 @@ def test_the_run_records_how_resources_were_bounded(hostile):
     assert run["resources"].startswith(("cgroup v1", "cgroup v2", "no cgroups ("))
     if os.geteuid() == 0 and os.environ.get("REQUIRE_SANDBOX"):  # CI grades as root: cgroups must be used
         assert run["resources"].startswith("cgroup"), run["resources"]
+
+
+# ------------------------------------------- issue 22, 3 and 4: verdicts computed outside the sandbox
+def test_reproducer_3_a_forged_reply_gives_nothing(hostile):
+    """Identity functions that write a forged 'all passed' reply everywhere: 0 points, and a flag."""
+    _zero_and_victim_intact(hostile, "a26-forge", flagged=True)
+    assert "tampered with" in hostile["got"][("a26-forge", "ch99-ex1")]["feedback"]
+    assert "all good" not in _fb(hostile, "a26-forge")
+
+
+def test_reproducer_4_the_hidden_tests_never_enter_the_sandbox(hostile):
+    """The student's forward reads its stdin and smuggles it out in forged line numbers: the forged
+    frames break the channel (0, flagged), no line number of theirs reaches the gradebook, and what
+    stdin held was the judge's requests, never the hidden tests."""
+    _zero_and_victim_intact(hostile, "a27-exfil", flagged=True)
+    text = json.dumps([x for x in hostile["rows"] if x["student"] == "a27-exfil"])
+    assert not re.search(r"line \d{3,} of In \[4\]", text), text[:2000]
+    for leak in LEAKS:
+        assert leak not in text

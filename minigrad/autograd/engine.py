@@ -478,7 +478,7 @@ def _call_custom_backward(node, grads) -> list:
     __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
     if node._n_outputs > 1 and node.materialize_grads:
         grads = _materialize(node, grads)
-    fwd = node._forward_cls
+    fwd = node._engine_forward_cls or node._forward_cls
     try:
         res = fwd.backward(node, *grads)
     except Exception:

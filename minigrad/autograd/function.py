@@ -203,6 +203,7 @@ class BackwardNode(FunctionCtx):
     """A node of the backward graph. ``grad_fn`` of a tensor is one of these."""
 
     _forward_cls: Any = None
+    _engine_forward_cls: Any = None  # when set, whose backward the engine runs (the grader's bridge nodes)
     _seq = 0                     # sequence number: every node is newer than the nodes its edges point to
     # The edges: 4 entries per forward argument, in one flat tuple (fewer objects per node):
     # node that produced it (False: a tensor that needs no grad, None: not a tensor), its

@@ -184,9 +184,9 @@ class RemoteObject:
 class _BridgeNode(BackwardNode):
     """The judge's node for a remote graph; attribute reads go to the remote output's own node.
 
-    For a student's Function the class attribute ``_forward_cls`` is the proxy class (what a
-    check compares: ``type(out.grad_fn)._forward_cls is P``), while each instance carries the
-    bridge Function under the same name (what the engine reads, ``node._forward_cls.backward``).
+    For a student's Function ``_forward_cls`` is the proxy class (what a check compares and calls:
+    ``type(out.grad_fn)._forward_cls is P``, ``out.grad_fn._forward_cls.backward(...)``), while each
+    instance carries the bridge Function as ``_engine_forward_cls``, whose backward the engine runs.
     """
 
     _link: "_Link | None" = None
@@ -194,7 +194,9 @@ class _BridgeNode(BackwardNode):
     _bridge_fn: type | None = None
 
     def __init__(self) -> None:
-        self.__dict__["_forward_cls"] = self._bridge_fn
+        # the engine runs the bridge's backward (the remote vjp); a check that reads
+        # out.grad_fn._forward_cls gets the proxy class, whose backward is the student's own
+        self.__dict__["_engine_forward_cls"] = self._bridge_fn
 
     # The engine marks a node's saved tensors freed after its backward unless retain_graph: for a
     # bridge node that is the signal to free the remote graph's too (sent with the next request),
@@ -460,6 +462,13 @@ class Peer:
         if reply.get("graph") is None or not leaves:
             raise ProtocolError("a reply with graph outputs for a call that asked for no graph")
         node = self.decode(reply["node"]) if reply.get("node") is not None else None
+        if bridge is None and type(node) is RemoteObject and self.exports == "callables":  # the judge
+            # a plain function whose result comes from a Function's apply (scale_shift calling
+            # ScaleShift.apply): its node stands for that Function, as in-process, so that
+            # type(out.grad_fn)._forward_cls.backward is the student's own backward
+            fwd = self.getattr(node._rid, "_forward_cls")
+            if isinstance(fwd, type) and issubclass(fwd, Function) and hasattr(fwd, "_backward_cls"):
+                bridge = getattr(fwd._backward_cls, "_bridge_fn", None)
         link = _Link(self, reply["graph"], outs, node)
         weakref.finalize(link, self._released.append, reply["graph"])  # only a list append: safe in any GC
         attached = (bridge or _Bridge).apply(link, *leaves)

@@ -297,6 +297,10 @@ class FrameIO:
         self.read_fd, self.write_fd, self.timeout = read_fd, write_fd, timeout
         self._buf = b""
 
+    def buffered(self) -> bool:
+        """True when a frame has begun arriving (read() need not wait for select)."""
+        return b"\n" in self._buf[:24]
+
     def write(self, obj: dict) -> None:
         data = dumps(obj)
         out = b"%d\n" % len(data) + data

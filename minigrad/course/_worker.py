@@ -23,14 +23,30 @@ from ._bridge import PipeTransport, Peer
 LOAD_ERROR = "__load_error__"  # the name under which the judge can read why loading failed (or None)
 
 
+TAMPER = "__tamper__"          # the name under which the judge reads what the guard saw (a list of strings)
+
+
 class Worker(Peer):
     """The worker's peer: any object crosses as a handle; every request op is answered."""
 
-    def __init__(self, namespace: dict, load_error: str | None = None):
+    def __init__(self, namespace: dict, load_error: str | None = None, before: dict | None = None):
         super().__init__(None, exports="all")
         self.remote_serves = frozenset({"call", "vjp"})  # the judge answers callbacks only
         self.namespace = dict(namespace)
         self.namespace[LOAD_ERROR] = load_error
+        self.before = before  # the checker's integrity snapshot, taken before the student's code loaded
+
+    def _op_lookup(self, msg: dict) -> dict:
+        if msg["name"] != TAMPER:
+            return super()._op_lookup(msg)
+        from . import _checker
+
+        found = list(dict.fromkeys(_checker._FINDINGS))
+        if self.before is not None:
+            # (the warnings module is the bridge's own: it records the student's warnings while serving)
+            found += [f"{name} was replaced" for name in _checker._changes(self.before)
+                      if not name.startswith("warnings.")]
+        return {"value": self.encode(found[:20])}
 
 
 def load_namespace(load: list, values: dict, *, guard: bool = False) -> tuple[dict, str | None]:
@@ -56,8 +72,13 @@ def load_namespace(load: list, values: dict, *, guard: bool = False) -> tuple[di
 
 
 def make_worker(load: list, values: dict, *, guard: bool = False) -> Worker:
+    before = None
+    if guard:  # what the student's code may replace, seen before it loads (the guard is not armed yet)
+        from . import _checker
+
+        before = _checker._snapshot()
     ns, error = load_namespace(load, values, guard=guard)
-    return Worker(ns, error)
+    return Worker(ns, error, before)
 
 
 def serve(read_fd: int, write_fd: int, load: list, values: dict, timeout: float | None = None,

@@ -48,6 +48,8 @@ from . import shard as _shard
 from . import sandbox as _sandbox
 from . import submissions as submissions_mod
 from ._extract import bound_names, python_source
+from ._judge import IN_SANDBOX
+from ._runner import needed_for
 from ._wire import write_message
 from .notebooks import is_hidden_tests, is_solution_code, parse_exercises
 from .release import book_notebooks, find_source_root
@@ -305,7 +307,7 @@ class Jobs:
         self.procs: set = set()
         self.stopping = threading.Event()
 
-    def start(self, cmd, env, group: "_cgroup.JobGroup | None" = None) -> subprocess.Popen | None:
+    def start(self, cmd, env, group: "_cgroup.JobGroup | None" = None, pass_fds=()) -> subprocess.Popen | None:
         with self.lock:
             if self.stopping.is_set():
                 return None
@@ -318,7 +320,7 @@ class Jobs:
 
             p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                  stderr=None if debug else subprocess.DEVNULL, env=env, start_new_session=True, cwd="/",
-                                 preexec_fn=before_exec)
+                                 preexec_fn=before_exec, pass_fds=pass_fds)
             self.procs.add(p)
             return p
 
@@ -342,22 +344,39 @@ class Jobs:
 
 
 def run_job(jobs: Jobs, cmd, env, spec: dict, files: dict, hard_timeout: float,
-            group: "_cgroup.JobGroup | None" = None) -> list[dict]:
-    """Start one runner (in its cgroup, if any), hand it the spec and the files, and collect its events."""
+            group: "_cgroup.JobGroup | None" = None, judge: dict | None = None) -> list[dict]:
+    """Start one runner (in its cgroup, if any) and its judge, hand over the spec and the files, collect the events.
+
+    The judge (``_judge.py``, outside the sandbox) holds the checks and the hidden tests and talks
+    to the runner directly; the grader reads the judge's events.
+    """
     p = jobs.start(cmd, env, group)
     if p is None:
         return [{"event": "runner-error", "error": "the run was stopped"}]
     buf = io.BytesIO()
     manifest = [[rel, len(data)] for rel, data in files.items()]
     write_message(buf, {**spec, "files": manifest}, b"".join(files.values()))
+    runner_input = buf.getvalue()
+    fds = (p.stdout.fileno(), p.stdin.fileno())
+    q = jobs.start([sys.executable, "-m", "minigrad.course._judge", *map(str, fds)],
+                   dict(os.environ, PYTHONDONTWRITEBYTECODE="1"), pass_fds=fds)
+    p.stdin.close()  # the judge holds the runner's pipes now
+    p.stdout.close()
+    if q is None:
+        jobs.done(p)
+        return [{"event": "runner-error", "error": "the run was stopped"}]
+    buf = io.BytesIO()
+    write_message(buf, {**(judge or {}), "payload": len(runner_input)}, runner_input)
     try:
-        out, _ = p.communicate(buf.getvalue(), timeout=hard_timeout)
+        out, _ = q.communicate(buf.getvalue(), timeout=hard_timeout)
         killed = False
     except subprocess.TimeoutExpired:
         jobs.kill(p)
-        out, _ = p.communicate()
+        jobs.kill(q)
+        out, _ = q.communicate()
         killed = True
     finally:
+        jobs.done(q)
         jobs.done(p)
     events = []
     for line in out.decode("utf-8", "replace").splitlines()[:10_000]:
@@ -628,16 +647,21 @@ def _grade_locked(subs: Path, root: Path, sources: list, chosen, iso: Launcher, 
             files, skipped = student_files(sub.workdir or sub.path.parent, nbname, submitted=sub.path)
         if skipped:
             log(f"warning: {s}: left out of the grading sandbox: {', '.join(skipped[:5])}")
+        # the runner gets no check and no hidden test (the judge outside keeps them), except for the
+        # few exercises whose check cannot work on proxies (_judge.IN_SANDBOX)
         spec = {**iso.job_spec(job["index"]), "notebook": nbname,
-                "timeout": float(timeout), "memory_mb": int(memory_mb), "bundle": bundle,
+                "timeout": float(timeout), "memory_mb": int(memory_mb),
                 "course_dir": str(_course_dir()), "instructor_imports": src.instructor_imports,
-                "exercises": src.exercises}
+                "exercises": [runner_exercise(ex, src.instructor_imports) for ex in src.exercises]}
+        if any(ex["id"] in IN_SANDBOX for ex in src.exercises):
+            spec["bundle"] = bundle
+        judge = {"exercises": src.exercises, "bundle": bundle, "course_dir": str(_course_dir())}
         slot = slots.get()  # a uid and a cgroup of its own for each job running at the same time
         group = None
         t0 = time.monotonic()
         try:
             group = iso.job_group(job["index"])
-            events = run_job(running, iso.runner_command(slot), iso.env(), spec, files, hard, group)
+            events = run_job(running, iso.runner_command(slot), iso.env(), spec, files, hard, group, judge)
         except OSError as e:  # the cgroup could not be made: the grader's problem, not the student's
             events = [{"event": "runner-error", "infrastructure": True,
                        "error": f"the job's cgroup could not be created ({e.strerror or e})"}]
@@ -714,6 +738,15 @@ def _same_failure(outcomes: list[str], total: int) -> str:
         return ""
     top = max(set(reasons), key=reasons.count)
     return top if reasons.count(top) * 2 > len(outcomes) else ""
+
+
+def runner_exercise(ex: dict, instructor_imports) -> dict:
+    """What the runner in the sandbox learns of an exercise: its id, the names it takes from the
+    student and the imports they need; the sources too only for an exercise checked in the sandbox."""
+    if ex["id"] in IN_SANDBOX:
+        return {**ex, "in_sandbox": True}
+    needed, imports = needed_for(ex, instructor_imports)
+    return {"id": ex["id"], "answers": ex.get("answers", []), "needed": sorted(needed), "imports": imports}
 
 
 def _rows_from_events(student: str, notebook: str, src: SourceNotebook, events: list) -> list[dict]:
