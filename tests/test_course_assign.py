@@ -476,7 +476,7 @@ def test_public_site_downloads_have_no_hidden_tests():
 
 def test_hidden_tests_per_part_and_the_verdict():
     from minigrad.course import _extract
-    from minigrad.course._runner import check_parts, exercise_verdict
+    from minigrad.course._verdict import check_parts, exercise_verdict
 
     src = "x = 1\n# part: forward\nassert x == 1\n#part: backward\ny = 2\nassert x == 2, 'sign'\n"
     assert [(s.number, s.part) for s in _extract.hidden_steps(src)] == [(0, None), (1, "forward"), (0, "backward"),
