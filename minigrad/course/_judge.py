@@ -25,7 +25,6 @@ the runner's events as JSON lines, with each bridged exercise's ``exercise`` eve
 """
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
