@@ -89,6 +89,31 @@ def test_release_fixture_notebooks_and_site(tmp_path):
     assert "Cube as a Function" in page            # the exercise box is there
     assert "Solution to" not in page                # ... and no solution, not even collapsed
     assert "NotImplementedError" in page            # the stub ran (raises-exception) in the build
+    assert (out / "book" / ".gitignore").read_text().splitlines()[1:] == ["_build/", "_assets/"]
+
+
+def test_release_says_what_the_site_needs_and_leaves_nothing_on_failure(tmp_path, monkeypatch):
+    """Without jupyter-book (the `course` extra alone) the website cannot be built: said before anything
+    is written, with the way out; a release that fails half-way removes the folder it created."""
+    from minigrad.course import release as release_mod
+
+    out = tmp_path / "release"
+    monkeypatch.setattr(release_mod, "_jupyter_book", lambda: None)
+    with pytest.raises(RuntimeError, match="needs jupyter-book.*--no-site"):
+        release(out, FIXTURE, site=True, log=lambda *a: None)
+    assert not out.exists()
+    release(out, FIXTURE, site=False, log=lambda *a: None)  # the notebooks alone need nothing more
+    assert (out / "notebooks" / "99_fixture.ipynb").exists()
+    monkeypatch.undo()
+
+    def broken(*a, **k):
+        raise RuntimeError("the build broke")
+
+    monkeypatch.setattr(release_mod, "build_site", broken)
+    fresh = tmp_path / "fresh"
+    with pytest.raises(RuntimeError, match="the build broke"):
+        release(fresh, FIXTURE, site=True, log=lambda *a: None)
+    assert not fresh.exists()
 
 
 def test_student_notebook_runs_with_only_stub_errors_and_solutions_pass(tmp_path):
