@@ -413,7 +413,10 @@ def _alt_bundle(fig, include=None, exclude=None):
     texts = [t for t in getattr(fig, "_minigrad_alt", {}).values() if t]
     if not texts:
         return {}, {}
-    alt = texts[0] if len(texts) == 1 else f"{len(texts)} drawings side by side. " + " ".join(
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    stacked = len(axes) > 1 and len({round(ax.get_position().x0, 3) for ax in axes}) == 1
+    where = "one above the other" if stacked else "side by side"
+    alt = texts[0] if len(texts) == 1 else f"{len(texts)} drawings {where}. " + " ".join(
         f"Drawing {i}: {t}" for i, t in enumerate(texts, start=1))
     return {}, {"image/png": {"alt": alt}}
 
