@@ -412,10 +412,19 @@ def test_alt_text_of_side_by_side_drawings_names_each():
         draw_graph(a.sigmoid().sum(), ax=axes[0], title="left")
         draw_graph((a * a).sum(), ax=axes[1], title="right")
         alt = fig._repr_mimebundle_()[1]["image/png"]["alt"]
-        assert alt.startswith("2 drawings side by side.")  # (stacked axes say "one above the other")
+        assert alt.startswith("2 drawings side by side.")
         assert "Drawing 1: left. Backward graph" in alt and "Drawing 2: right. Backward graph" in alt
         assert "sends gradients to node 3 (twice)" in alt  # a * a: both edges go to a's AccumulateGrad
         assert "3. AccumulateGrad of a leaf, [2]." in alt
+    finally:
+        plt.close(fig)
+    fig, axes = plt.subplots(2, 1)  # stacked: the alt text must not say "side by side"
+    try:
+        a = torch.ones(2, requires_grad=True)
+        draw_graph(a.sigmoid().sum(), ax=axes[0], title="top")
+        draw_graph((a * a).sum(), ax=axes[1], title="bottom")
+        alt = fig._repr_mimebundle_()[1]["image/png"]["alt"]
+        assert alt.startswith("2 drawings one above the other. Drawing 1: top.")
     finally:
         plt.close(fig)
 
