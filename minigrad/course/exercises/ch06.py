@@ -102,7 +102,9 @@ _WHY = {
     "c": "you only want to look at a gradient as it flows past a tensor: that is what register_hook is for.",
     "d": "learnable parameters are state, and state belongs in an nn.Module (nn.Parameter).",
     "e": "the backward is deliberately not the derivative of the forward (a straight-through estimator).",
-    "f": "what is saved and what is recomputed is decided by the Function's forward and backward.",
+    "f": ("in a Function you decide what is saved (forward) and what is recomputed (backward). For code you "
+          "do not write yourself, the standard tools are torch.utils.checkpoint (recompute a block in backward) "
+          "and torch.autograd.graph.saved_tensors_hooks (choose how saved tensors are kept); see chapter 8."),
 }
 
 
