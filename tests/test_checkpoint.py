@@ -9,19 +9,9 @@ import numpy as np
 import pytest
 
 import minigrad
+from _engines import LIBS
 import minigrad.utils.checkpoint as mg_checkpoint
 
-
-def _libs():
-    libs = [minigrad]
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        return libs
-    return libs + [torch]
-
-
-LIBS = pytest.mark.parametrize("T", _libs(), ids=lambda T: T.__name__)
 
 
 def _ck(T):

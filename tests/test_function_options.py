@@ -10,18 +10,8 @@ import numpy as np
 import pytest
 
 import minigrad
+from _engines import LIBS
 
-
-def _libs():
-    libs = [minigrad]
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        return libs
-    return libs + [torch]
-
-
-LIBS = pytest.mark.parametrize("T", _libs(), ids=lambda T: T.__name__)
 ONCE = "saved_tensors can only be accessed once when clear_saved_tensors_on_access=True"
 
 

@@ -8,18 +8,8 @@ import importlib
 import pytest
 
 import minigrad
+from _engines import LIBS
 
-
-def _libs():
-    libs = [minigrad]
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        return libs
-    return libs + [torch]
-
-
-LIBS = pytest.mark.parametrize("T", _libs(), ids=lambda T: T.__name__)
 DTYPES = ["float32", "float64", "float16", "int64", "int32", "int16", "int8", "uint8", "bool"]
 
 

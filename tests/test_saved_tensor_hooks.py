@@ -12,15 +12,8 @@ import pytest
 
 import minigrad
 from minigrad.autograd.graph import _HOOKED
+from _engines import engines
 
-
-def _libs():
-    libs = [minigrad]
-    try:
-        import torch
-    except ImportError:
-        return libs
-    return libs + [torch]
 
 
 def _custom_mul(T):
@@ -89,7 +82,7 @@ def test_the_log_and_gradient_match_pytorch():
     np.testing.assert_allclose(mine[1], theirs[1], rtol=1e-12)
 
 
-@pytest.mark.parametrize("T", _libs(), ids=lambda T: T.__name__)
+@pytest.mark.parametrize("T", engines(), ids=lambda T: T.__name__)
 def test_nesting_applies_only_the_innermost_pair(T):
     log = []
     outer = (lambda t: (log.append("pack-outer"), t.detach())[1], lambda t: (log.append("unpack-outer"), t)[1])
@@ -104,7 +97,7 @@ def test_nesting_applies_only_the_innermost_pair(T):
     assert sorted(log[2:]) == ["unpack-inner", "unpack-outer"]
 
 
-@pytest.mark.parametrize("T", _libs(), ids=lambda T: T.__name__)
+@pytest.mark.parametrize("T", engines(), ids=lambda T: T.__name__)
 def test_no_pack_when_nothing_is_recorded_and_unpack_at_each_backward(T):
     counts = {"pack": 0, "unpack": 0}
 
@@ -131,7 +124,7 @@ def test_no_pack_when_nothing_is_recorded_and_unpack_at_each_backward(T):
         y.sum().backward()
 
 
-@pytest.mark.parametrize("T", _libs(), ids=lambda T: T.__name__)
+@pytest.mark.parametrize("T", engines(), ids=lambda T: T.__name__)
 def test_unpack_must_return_a_tensor(T):
     x = T.ones(3, requires_grad=True)
     with T.autograd.graph.saved_tensors_hooks(lambda t: 1, lambda p: p):
@@ -140,7 +133,7 @@ def test_unpack_must_return_a_tensor(T):
         y.sum().backward()
 
 
-@pytest.mark.parametrize("T", _libs(), ids=lambda T: T.__name__)
+@pytest.mark.parametrize("T", engines(), ids=lambda T: T.__name__)
 def test_hooks_belong_to_their_thread(T):
     seen = []
     x = T.ones(3, requires_grad=True)
@@ -153,7 +146,7 @@ def test_hooks_belong_to_their_thread(T):
     assert seen == [1]
 
 
-@pytest.mark.parametrize("T", _libs(), ids=lambda T: T.__name__)
+@pytest.mark.parametrize("T", engines(), ids=lambda T: T.__name__)
 def test_disable_saved_tensors_hooks(T):
     g = T.autograd.graph
     with g.disable_saved_tensors_hooks("no hooks in here"):
@@ -169,7 +162,7 @@ def test_disable_saved_tensors_hooks(T):
 
 
 @pytest.mark.parametrize("pin", [False, True])
-@pytest.mark.parametrize("T", _libs(), ids=lambda T: T.__name__)
+@pytest.mark.parametrize("T", engines(), ids=lambda T: T.__name__)
 def test_save_on_cpu_gives_the_same_gradients(T, pin):
     T.manual_seed(0)
     w = T.tensor(np.linspace(-1, 1, 12).reshape(3, 4), requires_grad=True)
@@ -267,7 +260,7 @@ def test_second_derivatives_through_hooked_saved_tensors():
     assert len(rows) > 100
 
 
-@pytest.mark.parametrize("T", _libs(), ids=lambda T: T.__name__)
+@pytest.mark.parametrize("T", engines(), ids=lambda T: T.__name__)
 def test_no_version_check_on_hooked_tensors(T):
     """PyTorch checks no version of a tensor that went through the hooks: with hooks that return the tensor
     itself, a change in place before backward is used, not refused."""
@@ -281,7 +274,7 @@ def test_no_version_check_on_hooked_tensors(T):
     np.testing.assert_allclose(x.grad.tolist(), [np.cos(2.0)] * 3, rtol=1e-6)
 
 
-@pytest.mark.parametrize("T", _libs(), ids=lambda T: T.__name__)
+@pytest.mark.parametrize("T", engines(), ids=lambda T: T.__name__)
 def test_graph_node_gradient_edge_and_increment_version(T):
     g = T.autograd.graph
     x = T.ones(2, requires_grad=True)

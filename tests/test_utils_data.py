@@ -6,19 +6,9 @@ import numpy as np
 import pytest
 
 import minigrad
+from _engines import LIBS
 from minigrad.utils import data as mdata
 
-
-def _libs():
-    libs = [minigrad]
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        return libs
-    return libs + [torch]
-
-
-LIBS = pytest.mark.parametrize("T", _libs(), ids=lambda T: T.__name__)
 
 
 def _data(T):
