@@ -568,5 +568,17 @@ def test_a_student_not_graded_is_left_out_of_the_lms_files(tmp_path):
         text = (tmp_path / name).read_text()
         assert "alice" in text and "bob" not in text, (name, text)
     assert "bob" in (tmp_path / "totals.csv").read_text()
+    # no number where the grader failed: the row's points cell is empty, the total says so
+    with open(tmp_path / "grades.csv", newline="") as f:
+        bob = [r for r in csv.DictReader(f) if r["student"] == "bob"]
+    assert [r["points"] for r in bob] == ["", "0"]
+    with open(tmp_path / "totals.csv", newline="") as f:
+        total = {r["student"]: r for r in csv.DictReader(f)}
+    assert total["bob"]["points"] == "" and total["bob"]["percent"] == "not graded"
+    assert total["alice"]["percent"] == "100.0"
+    from minigrad.course.grade import summary_table
+
+    table = summary_table(rows)
+    assert "n/g" in table and "not graded" in table.splitlines()[3] and "5/5" in table.splitlines()[2]
     gradebook.write_gradebook(tmp_path, rows, points=5, log=lambda *a: None, lms=False)
     assert not (tmp_path / "canvas.csv").exists() and not (tmp_path / "moodle.csv").exists()

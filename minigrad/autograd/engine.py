@@ -98,10 +98,8 @@ def _run_post_accumulate_hooks(leaf: Tensor) -> None:
         raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'" + why)
 
 
-def _heap_push(heap: list, item: tuple) -> None:
-    """std::push_heap (libstdc++), max-heap on item[0]: equal keys keep PyTorch's order."""
-    heap.append(item)
-    hole = len(heap) - 1
+def _sift_up(heap: list, hole: int, item: tuple) -> None:
+    """libstdc++'s __push_heap: move ``item`` up from ``hole`` while its parent's key is smaller."""
     key = item[0]
     while hole > 0:
         parent = (hole - 1) >> 1
@@ -110,6 +108,12 @@ def _heap_push(heap: list, item: tuple) -> None:
         heap[hole] = heap[parent]
         hole = parent
     heap[hole] = item
+
+
+def _heap_push(heap: list, item: tuple) -> None:
+    """std::push_heap (libstdc++), max-heap on item[0]: equal keys keep PyTorch's order."""
+    heap.append(item)
+    _sift_up(heap, len(heap) - 1, item)
 
 
 def _heap_pop(heap: list) -> tuple:
@@ -130,14 +134,7 @@ def _heap_pop(heap: list) -> tuple:
         child = 2 * (child + 1)
         heap[hole] = heap[child - 1]
         hole = child - 1
-    key = value[0]
-    while hole > 0:  # then __push_heap the last item back up from there
-        parent = (hole - 1) >> 1
-        if not heap[parent][0] < key:
-            break
-        heap[hole] = heap[parent]
-        hole = parent
-    heap[hole] = value
+    _sift_up(heap, hole, value)  # then the last item back up from there
     return top
 
 

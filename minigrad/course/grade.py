@@ -790,6 +790,7 @@ def summary_table(rows: list[dict]) -> str:
     exercises = list(dict.fromkeys(r["exercise"] for r in rows))
     students = list(dict.fromkeys(r["student"] for r in rows))
     pts = {(r["student"], r["exercise"]): r["points"] for r in rows}
+    failed = {(r["student"], r["exercise"]) for r in rows if r.get("not_graded")}  # shown "n/g", not 0
     maxp = {r["exercise"]: r["max_points"] for r in rows}
     w = max(8, *(len(s) for s in students))
     cols = [max(len(e), 5) for e in exercises]
@@ -797,12 +798,14 @@ def summary_table(rows: list[dict]) -> str:
     lines.append("-" * len(lines[0]))
     for s in students:
         tot = sum(pts.get((s, e), 0.0) for e in exercises)
-        lines.append(s.ljust(w) + " | " + " | ".join(f"{pts.get((s, e), 0.0):g}".rjust(c)
+        lines.append(s.ljust(w) + " | " + " | ".join(("n/g" if (s, e) in failed else f"{pts.get((s, e), 0.0):g}").rjust(c)
                                                       for e, c in zip(exercises, cols))
-                     + f" | {tot:g}/{sum(maxp.values()):g}")
+                     + (" | not graded" if any((s, e) in failed for e in exercises)
+                        else f" | {tot:g}/{sum(maxp.values()):g}"))
     lines.append("-" * len(lines[0]))
-    mean = [sum(pts.get((s, e), 0.0) for s in students) / len(students) for e in exercises]
-    full = [sum(pts.get((s, e), 0.0) >= maxp[e] for s in students) / len(students) * 100 for e in exercises]
+    graded = {e: [s for s in students if (s, e) not in failed] or students for e in exercises}  # of the graded
+    mean = [sum(pts.get((s, e), 0.0) for s in graded[e]) / len(graded[e]) for e in exercises]
+    full = [sum(pts.get((s, e), 0.0) >= maxp[e] for s in graded[e]) / len(graded[e]) * 100 for e in exercises]
     lines.append("mean".ljust(w) + " | " + " | ".join(f"{m:.2g}".rjust(c) for m, c in zip(mean, cols)))
     lines.append("% full".ljust(w) + " | " + " | ".join(f"{f:.0f}%".rjust(c) for f, c in zip(full, cols)))
     return "\n".join(lines)

@@ -29,6 +29,7 @@ CANVAS_ID_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 MOODLE_ID_COLUMNS = ["ID number", "Username", "Email address"]
 ROSTER_KEY = "folder"
 LOG_NAME = "grading_log.txt"
+NOT_GRADED = "not graded"  # totals.csv's percent for a student the grader could not grade
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n", "\uff1d", "\uff0b", "\uff0d", "\uff20")
 _BLANKS = " \u00a0\u2007\u202f\u3000"  # spaces a spreadsheet skips before reading a formula
 
@@ -136,14 +137,17 @@ def write_gradebook(out: Path, rows: list[dict], *, title: str = "minigrad-cours
     out = Path(out)
     roster = roster or {}
     lms_ids = lms_ids or {}
-    csv_rows = [[r["student"], r["notebook"], r["exercise"], r["points"], r["max_points"],
+    # a row the grader could not grade has no points: an empty cell, never a 0 that reads as a grade
+    csv_rows = [[r["student"], r["notebook"], r["exercise"], "" if r.get("not_graded") else r["points"], r["max_points"],
                  parts_text(r.get("parts", [])), r.get("flagged", ""), r["feedback"]] for r in rows]
     atomic_write(out / "grades.csv", _csv_text(FIELDS, csv_rows))
     atomic_write(out / "grades.json", json.dumps({"run": run or {}, "rows": rows}, indent=1, ensure_ascii=False)
                  + "\n")
     tot = totals(rows)
+    incomplete = {r["student"] for r in rows if r.get("not_graded")}
     atomic_write(out / "totals.csv", _csv_text(["student", "points", "max_points", "percent"],
-                                               [[s, p, m, f"{100 * p / m:.1f}" if m else "0.0"]
+                                               [[s, "", m, NOT_GRADED] if s in incomplete else
+                                                [s, p, m, f"{100 * p / m:.1f}" if m else "0.0"]
                                                 for s, (p, m) in tot.items()]))
     notes = list(log_lines)
     possible = points if points is not None else max((m for _, m in tot.values()), default=0.0)
@@ -155,7 +159,6 @@ def write_gradebook(out: Path, rows: list[dict], *, title: str = "minigrad-cours
         notes.append(f"{s}: in the roster, but no submission folder: left out of every gradebook file")
     # Canvas: https://community.canvaslms.com "How do I import grades in the Gradebook?": the five
     # identity columns, one column per assignment, and the optional "Points Possible" row.
-    incomplete = {r["student"] for r in rows if r.get("not_graded")}
     if not lms:
         for name in ("canvas.csv", "moodle.csv"):
             try:
