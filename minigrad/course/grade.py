@@ -803,11 +803,12 @@ def summary_table(rows: list[dict]) -> str:
                      + (" | not graded" if any((s, e) in failed for e in exercises)
                         else f" | {tot:g}/{sum(maxp.values()):g}"))
     lines.append("-" * len(lines[0]))
-    graded = {e: [s for s in students if (s, e) not in failed] or students for e in exercises}  # of the graded
-    mean = [sum(pts.get((s, e), 0.0) for s in graded[e]) / len(graded[e]) for e in exercises]
-    full = [sum(pts.get((s, e), 0.0) >= maxp[e] for s in graded[e]) / len(graded[e]) * 100 for e in exercises]
-    lines.append("mean".ljust(w) + " | " + " | ".join(f"{m:.2g}".rjust(c) for m, c in zip(mean, cols)))
-    lines.append("% full".ljust(w) + " | " + " | ".join(f"{f:.0f}%".rjust(c) for f, c in zip(full, cols)))
+    graded = {e: [s for s in students if (s, e) not in failed] for e in exercises}  # means of the graded rows
+    mean = [f"{sum(pts.get((s, e), 0.0) for s in g) / len(g):.2g}" if g else "n/g" for e, g in graded.items()]
+    full = [f"{sum(pts.get((s, e), 0.0) >= maxp[e] for s in g) / len(g) * 100:.0f}%" if g else "n/g"
+            for e, g in graded.items()]
+    lines.append("mean".ljust(w) + " | " + " | ".join(m.rjust(c) for m, c in zip(mean, cols)))
+    lines.append("% full".ljust(w) + " | " + " | ".join(f.rjust(c) for f, c in zip(full, cols)))
     return "\n".join(lines)
 
 
