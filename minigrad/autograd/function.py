@@ -32,6 +32,8 @@ from ._saved_attrs import install as _install_saved_attributes
 from .anomaly_mode import _Anomaly
 from .grad_mode import _GradMode, _set_grad_mode, no_grad
 from .graph import _HOOKED, _Packed, _pack_hooked
+from ._transform_state import STATE as _TRANSFORMS
+from ._transform_state import check_function_supported as _check_transform_support
 
 _new = object.__new__
 _wrap = Tensor._wrap
@@ -564,6 +566,8 @@ class Function:
         __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
         if kwargs or cls._bind_defaults:
             args = _bind_kwargs(cls, args, kwargs)
+        if _TRANSFORMS.depth:  # under torch.func's grad/vjp/jacrev/vmap...: setup_context is required
+            _check_transform_support(cls)
         if _GradMode.enabled:
             for a in args:
                 if isinstance(a, Tensor) and a._rg:
