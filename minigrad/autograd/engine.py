@@ -201,8 +201,10 @@ def _run_in_torch_order(roots: Sequence[Tensor], root_grads: list, retain_graph:
                 buf = None
                 continue
             edges = node._edges
-            if buf is None:  # no gradient reached it: it sends none, but its edges still count
+            if buf is None and node._forward_cls._builtin:  # it sends none, but its edges still count
                 results = (None,) * (len(edges) >> 2)
+            elif buf is None:  # a custom Function is still called (zeros, or None without materialize)
+                results = _call_backward(node, [None] * node._n_outputs)
             else:
                 if node._hooked:
                     buf = _run_tensor_hooks(node, buf, multi)
@@ -324,6 +326,10 @@ def _run(roots: Sequence[Tensor], root_grads: list, retain_graph: bool, create_g
             heappush(queue, (-node._seq, node))
 
     fast = capture is None and not _Anomaly.enabled
+    # Nodes that only None has reached so far (a backward returned None for their output). PyTorch
+    # still runs them: a custom Function's backward gets zeros (or None, without materialize_grads),
+    # a built-in op passes None on, so a custom node further down is called too.
+    undefined: set = set()
     prev_mode = _set_grad_mode(bool(create_graph))  # in this thread only, as everything below
     upcoming = None  # see the shortcut below
     try:
@@ -334,8 +340,16 @@ def _run(roots: Sequence[Tensor], root_grads: list, retain_graph: bool, create_g
                 node = heappop(queue)[1]
             else:
                 break
-            buf = buffers.pop(node)
-            if fast and (backward_fn := node._fast_backward) is not None:
+            buf = buffers.pop(node, None)
+            if buf is None:  # reached by None only (rare: a returned None)
+                undefined.discard(node)
+                if node.__class__ is AccumulateGrad or (capture is not None and node not in runnable):
+                    continue
+                if node._forward_cls._builtin:
+                    results = (None,) * (len(node._edges) >> 2)
+                else:
+                    results = _call_backward(node, [None] * node._n_outputs)
+            elif fast and (backward_fn := node._fast_backward) is not None:
                 # A built-in single-output op without hooks: it returns the right number and types
                 # of gradients; shapes (broadcast inputs) and dtypes are checked below, as for all.
                 results = backward_fn(node, buf)
@@ -364,7 +378,11 @@ def _run(roots: Sequence[Tensor], root_grads: list, retain_graph: bool, create_g
             j = 0
             for g in results:  # one gradient per input
                 nxt = edges[j]
-                if nxt and g is not None:
+                if nxt and g is None:
+                    if nxt not in buffers and nxt not in undefined:
+                        undefined.add(nxt)
+                        heappush(queue, (-nxt._seq, nxt))
+                elif nxt:
                     arr = g._data
                     if arr.shape != edges[j + 2] or arr.dtype is not edges[j + 3]:
                         g = _fix_grad(node, j >> 2, g, edges[j + 2], edges[j + 3])
@@ -374,7 +392,9 @@ def _run(roots: Sequence[Tensor], root_grads: list, retain_graph: bool, create_g
                         first = prev is None
                     else:
                         first = _add_to_buffer(buffers, nxt, edges[j + 1], g)
-                    if first:  # nxt has just received its first gradient: it is now pending
+                    if first and undefined and nxt in undefined:
+                        undefined.discard(nxt)  # already queued by a None: it runs once, with g
+                    elif first:  # nxt has just received its first gradient: it is now pending
                         if upcoming is None and not queue:
                             # Shortcut (chains): the only pending node is the newest, so it runs
                             # next without going through the queue.
@@ -473,7 +493,7 @@ def _fix_grad(node, i: int, g: Tensor, shape: tuple, dtype) -> Tensor:
 def _call_custom_backward(node, grads) -> list:
     """A user's backward: check everything it returned, with errors that name the Function."""
     __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
-    if node._n_outputs > 1 and node.materialize_grads:
+    if node.materialize_grads and (node._n_outputs > 1 or grads[0] is None):
         grads = _materialize(node, grads)
     fwd = node._engine_forward_cls or node._forward_cls
     try:

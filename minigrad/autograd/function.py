@@ -212,7 +212,7 @@ class BackwardNode(FunctionCtx):
     # output_nr, and the argument's shape and dtype (the gradient must match them).
     _edges: tuple = ()
     _n_outputs = 1
-    _output_meta: tuple = ()     # (shape, dtype) per output, kept only for multi-output nodes
+    _output_meta: tuple = ()     # (shape, dtype) per output of a custom Function's node
     _fast = False                # a built-in op's node: the engine skips re-validating its results
     # The built-in's backward, for the engine's shortest path: one output and no hooks (else None).
     _fast_backward = None
@@ -616,6 +616,7 @@ def _apply_recording(cls, args: tuple):
         else:
             out.grad_fn = ctx  # the common case: one fresh floating output
             out._rg = True
+            ctx._output_meta = ((out._data.shape, out._data.dtype),)  # zeros, if only None reaches it
     else:
         out, _ = _wrap_outputs(cls, ctx, args, out)
 
@@ -765,7 +766,8 @@ def _wrap_outputs(cls, ctx, args, out):
     ctx._n_outputs = len(result)
     if len(result) > 1:
         ctx._fast_backward = None
-        ctx._output_meta = tuple((o._data.shape, o._data.dtype) if isinstance(o, Tensor) else None for o in result)
+    # (shape, dtype) per output: the zeros a backward gets for an output no gradient reached
+    ctx._output_meta = tuple((o._data.shape, o._data.dtype) if isinstance(o, Tensor) else None for o in result)
     result = tuple(result)
     return (result[0] if single else result), result
 
