@@ -22,6 +22,13 @@ unit's English text when it was translated:
     python scripts/i18n.py status [--lang zh]           # per page: translated / todo / stale / missing
     python scripts/i18n.py todo [--lang zh] [PAGE]       # every unit that needs work, with its reason
     python scripts/i18n.py skeleton [--lang zh] PAGE     # add the missing units (as todo) to PAGE's file
+    python scripts/i18n.py lint [--lang zh] [PAGE]       # translated units whose MyST structure differs
+
+``lint`` compares each translated unit with its English unit: the same directives and fences
+with the same options (``:label:``; prose options like ``:caption:`` and exercise titles are
+translated), ``(label)=`` lines, heading levels, link targets, inline code spans, roles and
+their targets, fenced code (comments aside), HTML tags, math ($$ blocks; inline $...$ exactly),
+solution markers. It names each difference and exits 1 if there is any.
 """
 from __future__ import annotations
 
@@ -179,9 +186,260 @@ def skeleton(lang: str, page: Path) -> int:
     return sum(1 for u in english_units(page) if u.id not in have)
 
 
+# --- lint: the MyST structure of a translated unit must match its English unit -------------------
+
+OPEN_FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,}|~{3,}|:{3,})(?P<info>.*)$")
+DIRECTIVE = re.compile(r"^\{(?P<name>[A-Za-z0-9_:.-]+)\}\s*(?P<arg>.*)$")
+OPTION = re.compile(r"^\s*:(?P<key>[A-Za-z0-9_-]+):\s*(?P<value>.*?)\s*$")
+LABEL = re.compile(r"^\s*\((?P<label>[^)\s]+)\)=\s*$")
+HEADING = re.compile(r"^(?P<hashes>#{1,6})\s")
+CODE_SPAN = re.compile(r"(?<!`)(?P<ticks>`+)(?!`)(?P<code>.+?)(?<!`)(?P=ticks)(?!`)", re.S)
+ROLE = re.compile(r"\{(?P<role>[A-Za-z0-9_:.-]+)\}$")
+LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\((?P<target><[^>]*>|[^)\s]*)(?:\s+\"[^\"]*\")?\)")
+AUTOLINK = re.compile(r"<(?P<target>(?:https?|mailto|ftp):[^>\s]+)>")
+BARE_URL = re.compile(r"(?<![(<\"'=\w])(?P<target>https?://[^\s)<>\]]+[^\s)<>\].,;:!?'\"])")
+HTML_TAG = re.compile(r"<(?P<close>/?)(?P<name>[A-Za-z][A-Za-z0-9-]*)(?P<attrs>(?:\s[^<>]*)?)/?>")
+HTML_ATTR = re.compile(r"(?P<key>href|src|id|class|name)\s*=\s*(?P<q>[\"'])(?P<value>.*?)(?P=q)")
+INLINE_MATH = re.compile(r"(?<![\\$])\$(?!\$)(?P<math>[^$\n]+?)(?<![\\\s])\$(?!\$)")
+SOLUTION_MARKER = re.compile(r"### (?:BEGIN|END) (?:SOLUTION|HIDDEN TESTS)")
+SUBSTITUTION = re.compile(r"\{\{\s*[^}]+?\s*\}\}")
+FOOTNOTE = re.compile(r"\[\^[^\]]+\]")
+# A directive's argument is kept as English wrote it, except where it is a title a reader reads.
+TITLED_DIRECTIVES = {"exercise", "admonition", "figure", "table", "topic", "sidebar", "dropdown",
+                     "card", "tab-item", "glossary", "epigraph", "margin"}
+# Options whose value is prose (translated); every other option must keep its English value.
+PROSE_OPTIONS = {"caption", "title", "alt", "name-title"}
+CODE_DIRECTIVES = {"code-block", "code", "code-cell", "sourcecode", "literalinclude", "math",
+                   "raw", "mermaid", "csv-table", "list-table"}
+COMMENT = re.compile(r"(^|\s)#(?!#* (?:BEGIN|END) ).*$")
+
+
+@dataclass
+class Structure:
+    """What of a Markdown unit must survive translation unchanged (see `lint`)."""
+    directives: list = None   # ("```{exercise}", arg or "") in order
+    options: list = None      # ("exercise", ":label:", value) in order
+    labels: list = None
+    headings: list = None     # heading levels, in order
+    links: set = None
+    code: set = None          # inline code spans (roles excluded)
+    roles: list = None        # ("ref", "target")
+    code_blocks: list = None  # (info, code without comments) of fenced code
+    html: list = None         # ("a", "href=..."), ("/a", "")
+    display_math: int = 0
+    inline_math: list = None
+    markers: list = None
+    substitutions: list = None
+    footnotes: list = None
+
+
+def _code_without_comments(info: str, code: str) -> str:
+    """Fenced code compared with its comments dropped: a translator may translate comments."""
+    lang = info.split()[-1] if info.split() else ""
+    if lang in ("", "text", "markdown", "md", "myst", "console", "output", "none"):
+        return ""          # prose-like blocks (diagrams, sample output with words): not compared
+    out = []
+    for line in code.splitlines():
+        line = COMMENT.sub("", line).rstrip()
+        if line:
+            out.append(line)
+    return "\n".join(out)
+
+
+def _inline(text: str, st: Structure) -> None:
+    """Collect the inline structure of prose lines (code spans first, so that `<x>` is code)."""
+    st.markers += SOLUTION_MARKER.findall(text)
+    pieces, last = [], 0
+    for m in CODE_SPAN.finditer(text):
+        before = text[last:m.start()]
+        role = ROLE.search(before)
+        code = m.group("code")
+        if m.group("ticks") != "`" or (code.startswith(" ") and code.endswith(" ") and code.strip()):
+            code = code.strip() if code.startswith(" ") and code.endswith(" ") else code
+        if role:
+            target = re.search(r"<([^<>]+)>\s*$", code)
+            st.roles.append((role.group("role"), target.group(1) if target else code))
+            before = before[:role.start()]
+        else:
+            st.code.add(code)
+        pieces.append(before)
+        pieces.append(" ")
+        last = m.end()
+    prose = "".join(pieces) + text[last:]
+    for m in LINK.finditer(prose):
+        st.links.add(m.group("target").strip("<>"))
+    for m in AUTOLINK.finditer(prose):
+        st.links.add(m.group("target"))
+    no_links = AUTOLINK.sub(" ", LINK.sub(" ", prose))
+    for m in BARE_URL.finditer(no_links):
+        st.links.add(m.group("target"))
+    st.inline_math += [re.sub(r"\s+", "", m.group("math")) for m in INLINE_MATH.finditer(prose)]
+    for m in HTML_TAG.finditer(prose):
+        attrs = " ".join(f'{a["key"]}="{a["value"]}"' for a in HTML_ATTR.finditer(m.group("attrs") or ""))
+        st.html.append((m.group("close") + m.group("name").lower(), attrs))
+    st.substitutions += SUBSTITUTION.findall(prose)
+    st.footnotes += FOOTNOTE.findall(prose)
+
+
+def structure(text: str) -> Structure:
+    """The MyST structure of one unit: fences, directives and their options, labels, headings,
+    links, inline code, roles, math, HTML tags and solution markers."""
+    st = Structure([], [], [], [], set(), set(), [], [], [], 0, [], [], [], [])
+    lines = text.splitlines()
+    stack: list[tuple[str, str, bool]] = []   # (fence, directive name, body is code)
+    code_lines: list[str] = []
+    in_math = False
+    para: list[str] = []
+
+    def flush():
+        if para:
+            _inline("\n".join(para), st)
+            para.clear()
+
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        if stack and stack[-1][2]:                       # inside a code fence: wait for its end
+            fence = stack[-1][0]
+            if line.strip() == fence[0] * len(line.strip()) and len(line.strip()) >= len(fence):
+                _, name, _ = stack.pop()
+                st.code_blocks.append((name, _code_without_comments(name, "\n".join(code_lines))))
+                code_lines = []
+            else:
+                code_lines.append(line)
+            continue
+        if in_math:
+            if line.strip().endswith("$$"):
+                in_math = False
+            continue
+        m = OPEN_FENCE.match(line)
+        if m:
+            fence, info = m.group("fence"), m.group("info").strip()
+            if stack and not info and fence[0] == stack[-1][0][0] and len(fence) >= len(stack[-1][0]):
+                flush()
+                stack.pop()
+                st.directives.append(("end " + fence, ""))
+                continue
+            if fence[0] == "`" and "`" in info:
+                para.append(line)                        # an inline code span, not a fence
+                continue
+            flush()
+            d = DIRECTIVE.match(info)
+            if d:
+                name, arg = d.group("name"), d.group("arg").strip()
+                st.directives.append((f"{fence}{{{name}}}", "" if name in TITLED_DIRECTIVES else arg))
+                while i < len(lines) and OPTION.match(lines[i]):
+                    o = OPTION.match(lines[i])
+                    i += 1
+                    value = "" if o.group("key") in PROSE_OPTIONS else o.group("value")
+                    st.options.append((name, f":{o.group('key')}:", value))
+                is_code = name in CODE_DIRECTIVES
+                stack.append((fence, arg if is_code else name, is_code))
+            else:
+                st.directives.append((fence + info, ""))
+                stack.append((fence, info, True))
+            continue
+        if LABEL.match(line):
+            flush()
+            st.labels.append(LABEL.match(line).group("label"))
+            continue
+        h = HEADING.match(line)
+        if h:
+            flush()
+            st.headings.append(len(h.group("hashes")))
+            _inline(line[len(h.group("hashes")):], st)
+            continue
+        if line.strip().startswith("$$"):
+            flush()
+            st.display_math += 1
+            rest = line.strip()[2:]
+            if not rest.rstrip().endswith("$$"):
+                in_math = True
+            continue
+        if not line.strip():
+            flush()
+            continue
+        para.append(line)
+    flush()
+    if stack:
+        st.directives.append(("unclosed " + stack[-1][0], stack[-1][1]))
+    return st
+
+
+def _multiset_diff(kind: str, en: list, tr: list, show) -> list[str]:
+    from collections import Counter
+    a, b = Counter(en), Counter(tr)
+    out = []
+    for x in en:
+        if a[x] > b[x]:
+            n = a[x] - b[x]
+            out.append(f"{kind} {show(x)} missing" + (f" ({n} of {a[x]})" if a[x] > 1 else ""))
+            b[x] = a[x]
+    for x in tr:
+        if b[x] > a[x]:
+            n = b[x] - a[x]
+            out.append(f"{kind} {show(x)} not in the English" + (f" ({n} extra)" if n > 1 else ""))
+            a[x] = b[x]
+    if not out and list(en) != list(tr):
+        out.append(f"{kind}s in a different order than in the English")
+    return out
+
+
+def compare(en_text: str, tr_text: str) -> list[str]:
+    """Each difference between the structure of an English unit and of its translation, named."""
+    if not tr_text.strip():
+        return ["the translation is empty"]
+    e, t = structure(en_text), structure(tr_text)
+    out: list[str] = []
+    out += _multiset_diff("directive", e.directives, t.directives,
+                          lambda d: f"{d[0]} {d[1]}".strip() if not d[0].startswith("end ") else f"closing fence {d[0][4:]}")
+    out += _multiset_diff("option", e.options, t.options, lambda o: f"{o[1]} {o[2]} (of {{{o[0]}}})".replace("  ", " "))
+    out += _multiset_diff("label", e.labels, t.labels, lambda l: f"({l})=")
+    if e.headings != t.headings:
+        out.append(f"heading levels {e.headings} in English, {t.headings} here")
+    out += [f"link target {x} missing" for x in sorted(e.links - t.links)]
+    out += [f"link target {x} not in the English" for x in sorted(t.links - e.links)]
+    out += [f"inline code `{x}` missing" for x in sorted(e.code - t.code)]
+    # An English word the translation sets in code font (自定义 `Function`, as the terminology
+    # table asks) is fine; a code span whose text the English unit does not contain is not.
+    out += [f"inline code `{x}` not in the English" for x in sorted(t.code - e.code) if x not in en_text]
+    out += _multiset_diff("role", e.roles, t.roles, lambda r: f"{{{r[0]}}}`{r[1]}`")
+    en_blocks, tr_blocks = [b[0] for b in e.code_blocks], [b[0] for b in t.code_blocks]
+    out += _multiset_diff("code block", en_blocks, tr_blocks, lambda b: f"```{b}".rstrip())
+    if en_blocks == tr_blocks:
+        for k, (a, b) in enumerate(zip(e.code_blocks, t.code_blocks), 1):
+            if a[1] != b[1]:
+                out.append(f"code block {k} (```{a[0]}) differs from the English (comments aside)")
+    out += _multiset_diff("HTML tag", e.html, t.html, lambda h: f"<{h[0]}{' ' + h[1] if h[1] else ''}>")
+    if e.display_math != t.display_math:
+        out.append(f"{e.display_math} math block(s) $$ in English, {t.display_math} here")
+    out += _multiset_diff("inline math", e.inline_math, t.inline_math, lambda m: f"${m}$")
+    out += _multiset_diff("solution marker", e.markers, t.markers, lambda m: repr(m))
+    out += _multiset_diff("substitution", e.substitutions, t.substitutions, str)
+    out += _multiset_diff("footnote", e.footnotes, t.footnotes, str)
+    # inline math and links: order does not matter in another language
+    return [m for m in out if not m.startswith(("inline maths in a different order",
+                                                "HTML tags in a different order",
+                                                "roles in a different order",
+                                                "substitutions in a different order",
+                                                "footnotes in a different order"))]
+
+
+def lint(lang: str, page: Path) -> list[tuple[str, str]]:
+    """(unit id, difference) for every translated unit whose structure differs from its English unit."""
+    en = {u.id: u for u in english_units(page)}
+    out = []
+    for t in read_translations(translation_file(lang, page)):
+        if t.todo or t.id not in en:
+            continue
+        out += [(t.id, d) for d in compare(en[t.id].text, t.text)]
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("command", choices=["status", "todo", "skeleton"])
+    ap.add_argument("command", choices=["status", "todo", "skeleton", "lint"])
     ap.add_argument("page", nargs="?")
     ap.add_argument("--lang", default="zh")
     a = ap.parse_args(argv)
@@ -194,6 +452,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     todo = [page_path(a.page)] if a.page else pages()
     bad = 0
+    if a.command == "lint":
+        for page in todo:
+            for uid, diff in lint(a.lang, page):
+                bad += 1
+                print(f"{page.stem} unit {uid}: {diff}")
+        n = sum(1 for page in todo for t in read_translations(translation_file(a.lang, page)) if not t.todo)
+        print(f"lint: {n} translated unit(s) checked, {bad} difference(s)", file=sys.stderr)
+        return 1 if bad else 0
     for page in todo:
         probs = problems(a.lang, page)
         bad += len(probs)
