@@ -23,11 +23,15 @@ from .function import (_NEEDS, _NOT_TENSOR_EDGE, FunctionCtx, _leaf_node, _new, 
                        _pack_saved, _record_edges, _record_saved, _user_stack, _wrap_outputs)
 from .grad_mode import _GRAD_OFF, _GradMode
 from .graph import _HOOKED, _pack_hooked
+from .forward_ad import _ACTIVE as _FWD_ACTIVE
+from .forward_ad import apply_builtin as _apply_dual
 
 
 def _builtin_apply(cls, *args):
     """``apply`` of minigrad's own ops: positional arguments only, no checks they don't need."""
     __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
+    if _FWD_ACTIVE:  # a forward-AD dual level is active: tangents too (forward_ad.py)
+        return _apply_dual(cls, args)
     if len(args) == 1 and args[0].__class__ is Tensor:
         # One tensor (F.relu, nn.ReLU...): the operators' lean path, 7 Python calls per op instead of 13.
         return _apply_first(cls, args[0])
@@ -54,6 +58,8 @@ def _record_builtin(cls, args: tuple):
 def _apply_pair(cls, a: Tensor, b: Tensor):
     """``cls.apply(a, b)`` for a built-in op on two tensors: the binary operators' hot path."""
     __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
+    if _FWD_ACTIVE:
+        return _apply_dual(cls, (a, b))
     if not ((a._rg or b._rg) and (not _GRAD_OFF or _GradMode.enabled)):
         return cls.forward(_NO_GRAPH_CTX, a, b)
     ctx = _new(cls._backward_cls)
@@ -97,6 +103,8 @@ def _apply_pair(cls, a: Tensor, b: Tensor):
 def _apply_first(cls, a: Tensor, *rest):
     """``cls.apply(a, *rest)`` for a built-in op whose only tensor argument is ``a``."""
     __tracebackhide__ = True  # IPython and pytest leave this frame out of tracebacks
+    if _FWD_ACTIVE:
+        return _apply_dual(cls, (a, *rest))
     if not (a._rg and (not _GRAD_OFF or _GradMode.enabled)):
         return cls.forward(_NO_GRAPH_CTX, a, *rest)
     ctx = _new(cls._backward_cls)

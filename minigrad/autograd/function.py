@@ -32,6 +32,8 @@ from ._saved_attrs import install as _install_saved_attributes
 from .anomaly_mode import _Anomaly
 from .grad_mode import _GradMode, _set_grad_mode, no_grad
 from .graph import _HOOKED, _Packed, _pack_hooked
+from . import forward_ad as _forward_ad
+from .forward_ad import _ACTIVE as _FWD_ACTIVE
 from ._transform_state import STATE as _TRANSFORMS
 from ._transform_state import check_function_supported as _check_transform_support
 
@@ -82,6 +84,7 @@ class FunctionCtx:
     _saved: tuple | None = None  # what save_for_backward saved (None: nothing; _FREED: freed by backward)
     _saved_versions: tuple | None = None  # bytes(counter) of each saved tensor when saved (None: all at 0)
     _saved_outputs = False  # some saved tensors are this node's outputs, kept as (array, counter, nr)
+    _fw_out = None  # forward AD: (level token, {output_nr: tangent}) of saved outputs (forward_ad._attach)
     _dirty: tuple = ()
     _non_differentiable: tuple = ()
     _special = False  # set by mark_dirty / mark_non_differentiable: outputs need the general path
@@ -135,6 +138,8 @@ class FunctionCtx:
                 data, vc, output_nr = s
                 s = _wrap(data)
                 s._vc, s.grad_fn, s._output_nr, s._rg = vc, self, output_nr, True
+                if self._fw_out is not None:  # forward AD: the output's tangent comes back with it
+                    _forward_ad._reattach(self, s, output_nr)
                 if vc != expected:
                     raise self._modified_error(i, s, vc, expected)
             elif s is not None and s._vc is not None and s._vc != expected:
@@ -568,6 +573,8 @@ class Function:
             args = _bind_kwargs(cls, args, kwargs)
         if _TRANSFORMS.depth:  # under torch.func's grad/vjp/jacrev/vmap...: setup_context is required
             _check_transform_support(cls)
+        if _FWD_ACTIVE:  # a forward-AD dual level is active: tangents too (forward_ad.py)
+            return _forward_ad.apply_custom(cls, args)
         if _GradMode.enabled:
             for a in args:
                 if isinstance(a, Tensor) and a._rg:
