@@ -51,7 +51,7 @@ _stubs(Tensor)
 
 # Modules loaded on first use (`import minigrad` needs only NumPy): nn, optim and viz, and the
 # stand-ins for PyTorch's device and compiler namespaces, and utils (checkpoint, data).
-_LAZY = ("nn", "optim", "viz", "linalg", "cuda", "backends", "accelerator", "jit", "utils")
+_LAZY = ("nn", "optim", "viz", "linalg", "cuda", "backends", "accelerator", "jit", "utils", "func")
 
 
 def __getattr__(name: str):
