@@ -36,6 +36,7 @@ from . import forward_ad as _forward_ad
 from .forward_ad import _ACTIVE as _FWD_ACTIVE
 from ._transform_state import STATE as _TRANSFORMS
 from ._transform_state import check_function_supported as _check_transform_support
+from .._functorch._state import ACTIVE as _VMAP_ACTIVE
 
 _new = object.__new__
 _wrap = Tensor._wrap
@@ -103,6 +104,13 @@ class FunctionCtx:
         self._to_save = tensors
 
     def save_for_forward(self, *tensors: Tensor | None) -> None:
+        """Keep tensors for ``jvp`` (forward-mode AD), which reads them as ``ctx.saved_tensors``."""
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise AssertionError(
+                    f"save_for_forward expects all arguments to be tensors; you should save non-tensors as "
+                    f"attributes on ctx.\n{self._who()}: argument {i} is of type {type(t).__name__}."
+                )
         self._saved_for_forward = tensors
 
     @property
@@ -565,6 +573,13 @@ class Function:
 
     vjp = backward
 
+    @staticmethod
+    def jvp(ctx: Any, *grad_inputs: Any) -> Any:
+        """Forward mode: one tangent per forward input in, one tangent per output out (forward_ad.py)."""
+        raise NotImplementedError(
+            "You must implement the jvp function for custom autograd.Function to use it with forward mode AD."
+        )
+
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run forward and, if any input requires grad, record a node for backward."""
@@ -573,6 +588,8 @@ class Function:
             args = _bind_kwargs(cls, args, kwargs)
         if _TRANSFORMS.depth:  # under torch.func's grad/vjp/jacrev/vmap...: setup_context is required
             _check_transform_support(cls)
+        if _VMAP_ACTIVE[0]:  # a vmap level is active: PyTorch's rules for custom Functions (_functorch/vmap.py)
+            return _vmap_custom_function(cls, args)
         if _FWD_ACTIVE:  # a forward-AD dual level is active: tangents too (forward_ad.py)
             return _forward_ad.apply_custom(cls, args)
         if _GradMode.enabled:
@@ -887,3 +904,10 @@ def _materialize(node: BackwardNode, grads: list) -> list:
 
 # The recording path of minigrad's own operations (imported last: it builds on the above).
 from ._builtin import _NO_GRAPH_CTX, _builtin_apply, _trusted_save_for_backward  # noqa: E402
+
+
+def _vmap_custom_function(cls, args: tuple):
+    """``apply`` under vmap (imported on first use: no cost without vmap)."""
+    from .._functorch.vmap import custom_function_vmap
+
+    return custom_function_vmap(cls, args)

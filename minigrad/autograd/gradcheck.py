@@ -102,7 +102,8 @@ def analytical_jacobian(fn: Callable, inputs: tuple, outs: list | None = None) -
 
 def gradcheck(fn: Callable, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
               raise_exception: bool = True, nondet_tol: float = 0.0, check_undefined_grad: bool = True,
-              check_batched_grad: bool = False, fast_mode: bool = False, **_ignored) -> bool:
+              check_batched_grad: bool = False, fast_mode: bool = False, check_forward_ad: bool = False,
+              check_backward_ad: bool = True, check_batched_forward_grad: bool = False, **_ignored) -> bool:
     """True if backward agrees with finite differences for every input that requires grad.
 
     As in PyTorch, after the Jacobians it checks that backward multiplies by ``grad_output``
@@ -114,7 +115,16 @@ def gradcheck(fn: Callable, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rt
     recomputed in slow mode). ``check_batched_grad`` runs backward as PyTorch runs it under
     ``vmap`` would need: a backward that takes a Python number or a NumPy array out of a tensor
     (``item()``, ``tolist()``, ``numpy()``, ``float(t)``, ``if t:``) cannot be batched, and fails.
+    ``check_forward_ad`` also builds the Jacobian column by column with forward-mode AD (one dual
+    pass per input element, its tangent a basis vector) and compares it with finite differences;
+    ``check_backward_ad=False`` leaves out every check that runs backward.
     """
+    if not (check_forward_ad or check_backward_ad):
+        raise AssertionError("Expected at least one of check_forward_ad or check_backward_ad to be True")
+    if check_batched_grad and not check_backward_ad:
+        raise AssertionError("Setting check_batched_grad=True requires check_backward_ad to be True")
+    if check_batched_forward_grad and not check_forward_ad:
+        raise AssertionError("Setting check_batched_forward_grad=True requires check_forward_ad to be True")
     inputs = _as_tuple(inputs)
     if not any(isinstance(x, Tensor) and x._rg for x in inputs):
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of the them "
@@ -129,7 +139,9 @@ def gradcheck(fn: Callable, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rt
     with enable_grad():  # one call whose graph every backward below uses, as in PyTorch
         outs = _differentiable_outputs(fn(*inputs))
     try:
-        if fast_mode:
+        if not check_backward_ad:
+            pass
+        elif fast_mode:
             _fast_check(fn, inputs, outs, eps, atol, rtol, nondet_tol)
         else:
             numerical = numerical_jacobian(fn, inputs, eps)
@@ -143,6 +155,13 @@ def gradcheck(fn: Callable, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rt
             for k in range(len(numerical)):  # per output, as PyTorch: reentrancy first, then the comparison
                 _check_reentrant(k, analytical[k], again[k], nondet_tol)
                 _check_close(k, numerical[k], analytical[k], atol, rtol)
+        if check_forward_ad:
+            numerical = numerical_jacobian(fn, inputs, eps)
+            forward = forward_jacobian(fn, inputs)
+            for k in range(len(numerical)):
+                _check_close(k, numerical[k], forward[k], atol, rtol, forward_mode=True)
+        if not check_backward_ad:
+            return True
         if check_batched_grad:
             _check_batched_grad(outs, inputs)
         _check_backward_mul_by_grad_output(outs, inputs)
@@ -347,7 +366,35 @@ def _check_reentrant(k: int, ana_row: list, again_row: list, nondet_tol: float) 
             )
 
 
-def _check_close(k: int, num_row: list, ana_row: list, atol: float, rtol: float) -> None:
+def forward_jacobian(fn: Callable, inputs: tuple) -> list:
+    """J[out][inp] (layout of numerical_jacobian) from forward-mode AD: row j of J[k][i] is the
+    tangent of output k when input i carries the basis tangent e_j (one dual forward pass each)."""
+    from . import forward_ad as fwAD
+
+    jac = None
+    for i, x in enumerate(inputs):
+        if not (isinstance(x, Tensor) and x._rg):
+            continue
+        n = x._data.size
+        for j in range(n):
+            basis = np.zeros(n, dtype=x._data.dtype)
+            basis[j] = 1
+            with fwAD.dual_level():
+                args = list(inputs)
+                args[i] = fwAD.make_dual(x, Tensor._wrap(basis.reshape(x._data.shape)))
+                outs = _differentiable_outputs(fn(*args))
+                if jac is None:
+                    jac = [[None] * len(inputs) for _ in outs]
+                for k, o in enumerate(outs):
+                    if jac[k][i] is None:
+                        jac[k][i] = np.zeros((n, o._data.size))
+                    t = fwAD.unpack_dual(o).tangent
+                    if t is not None:
+                        jac[k][i][j] = np.asarray(t._data, dtype=np.float64).reshape(-1)
+    return jac or []
+
+
+def _check_close(k: int, num_row: list, ana_row: list, atol: float, rtol: float, forward_mode: bool = False) -> None:
     for i, (n, a) in enumerate(zip(num_row, ana_row)):
         if n is None:
             continue
@@ -357,9 +404,10 @@ def _check_close(k: int, num_row: list, ana_row: list, atol: float, rtol: float)
             pos = ", ".join(f"(input element {r}, output element {c}): numerical {n[r, c]:.6g}, "
                             f"analytical {a[r, c]:.6g}" for r, c in where)
             raise GradcheckError(
-                f"Jacobian mismatch for output {k} with respect to input {i},\n"
-                f"numerical:{_fmt(n)}\nanalytical:{_fmt(a)}\n\n"
-                f"The backward's gradient for input {i} disagrees with finite differences in {int(bad.sum())} "
+                f"Jacobian {'computed with forward mode ' if forward_mode else ''}mismatch for output {k} with "
+                f"respect to input {i},\nnumerical:{_fmt(n)}\nanalytical:{_fmt(a)}\n\n"
+                f"The {'jvp' if forward_mode else 'backward'}'s {'tangents' if forward_mode else 'gradient'} "
+                f"for input {i} disagrees with finite differences in {int(bad.sum())} "
                 f"of {bad.size} entries (rows: input elements, columns: output elements). First: {pos}."
             )
 
