@@ -23,6 +23,7 @@ unit's English text when it was translated:
     python scripts/i18n.py todo [--lang zh] [PAGE]       # every unit that needs work, with its reason
     python scripts/i18n.py skeleton [--lang zh] PAGE     # add the missing units (as todo) to PAGE's file
     python scripts/i18n.py lint [--lang zh] [PAGE]       # translated units whose MyST structure differs
+    python scripts/i18n.py build [--lang zh] [--check]   # write the edition's book zh/ (or check it is current)
 
 ``lint`` compares each translated unit with its English unit: the same directives and fences
 with the same options (``:label:``; prose options like ``:caption:`` and exercise titles are
@@ -437,12 +438,282 @@ def lint(lang: str, page: Path) -> list[tuple[str, str]]:
     return out
 
 
+# --- build: the other edition's book, generated ---------------------------------------------------
+
+EDITION_TITLES = {"zh": "深入 autograd.Function"}
+SPHINX_LANGUAGES = {"zh": "zh_CN"}       # Sphinx's language: <html lang="zh-CN">, its own labels
+SEARCH_LANGUAGES = {"zh": "zh"}          # Sphinx's search splitter for zh uses jieba
+LINK_LABELS = {"zh": "中文", "en": "English"}
+HTML_LANGS = {"zh": "zh-CN", "en": "en"}
+PROGRESS = {"zh": ("翻译进度",
+                   "中文版仍在翻译中。以下页面尚未译完（或英文原文已更新），暂时链接到英文版：",
+                   "（英文）")}
+MD_LINK = re.compile(r"(?<![!\\])\[(?P<text>(?:[^\[\]]|\[[^\]]*\])*)\]\((?P<target>[^)\s]+)\)")
+HTML_HREF = re.compile(r"(?P<attr>\b(?:href|src))=(?P<q>[\"'])(?P<url>\.\./[^\"']*)(?P=q)")
+
+
+def edition_root(lang: str) -> Path:
+    """The generated book of an edition: <lang>/_config.yml, <lang>/_toc.yml, <lang>/book/."""
+    return ROOT / lang
+
+
+def publishable(lang: str, page: Path) -> list[str]:
+    """Why the page cannot be published yet (empty: every unit translated, fresh and lint-clean)."""
+    return ([f"unit {u}: {r}" for u, r in problems(lang, page)]
+            + [f"unit {u}: {d}" for u, d in lint(lang, page)])
+
+
+def _english_toc() -> dict:
+    import yaml
+    return yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+
+
+def _toc_stems(toc) -> list[str]:
+    out = []
+    if isinstance(toc, dict):
+        for k, v in toc.items():
+            if k in ("file", "root") and isinstance(v, str):
+                out.append(Path(v).name)
+            else:
+                out += _toc_stems(v)
+    elif isinstance(toc, list):
+        for v in toc:
+            out += _toc_stems(v)
+    return out
+
+
+def labels_by_page() -> dict[str, str]:
+    """Every (label)= and directive :label: of the English book -> the stem of its page."""
+    out = {}
+    for page in pages():
+        for u in english_units(page):
+            for m in re.finditer(r"^\s*\(([^)\s]+)\)=\s*$|^\s*:label:\s*(\S+)", u.text, re.M):
+                out.setdefault(m.group(1) or m.group(2), page.stem)
+    return out
+
+
+def _md_inline_to_html(text: str) -> str:
+    import html
+    out, last = [], 0
+    for m in CODE_SPAN.finditer(text):
+        out.append(html.escape(text[last:m.start()], quote=False))
+        out.append(f"<code>{html.escape(m.group('code').strip(), quote=False)}</code>")
+        last = m.end()
+    out.append(html.escape(text[last:], quote=False))
+    return "".join(out)
+
+
+def localize_links(text: str, published: set[str], labels: dict[str, str]) -> str:
+    """Links of a translated unit, as they must read in the edition (one folder deeper):
+
+    - to a page (or a label on a page) that the edition has not published yet: to the English
+      page, as an HTML link (MyST would warn about a document it does not have);
+    - raw ``../x`` links out of book/ (the wheel's download page): one more ``../``.
+    Code (fences and inline) is left alone."""
+    def fix_md(m: re.Match, unmask) -> str:
+        target = m.group("target")
+        if re.match(r"^[a-z][a-z0-9+.-]*:", target):
+            return m.group(0)                         # http:, mailto: ...
+        path, _, anchor = target.partition("#")
+        stem = Path(path).stem if path else labels.get(anchor)
+        if path and not path.endswith((".ipynb", ".md")):
+            if path.startswith("../"):
+                return f'<a href="../{target}">{_md_inline_to_html(unmask(m.group("text")))}</a>'
+            return m.group(0)
+        if stem is None or stem in published:
+            return m.group(0)
+        url = f"../../book/{stem}.html" + (f"#{anchor}" if anchor else "")
+        return f'<a href="{url}">{_md_inline_to_html(unmask(m.group("text")))}</a>'
+
+    out, stack = [], []                               # open fences: (fence, body is code)
+    for line in text.splitlines(keepends=True):
+        f = OPEN_FENCE.match(line.rstrip("\n"))
+        if stack and stack[-1][1]:
+            if f and not f.group("info").strip() and f.group("fence")[0] == stack[-1][0][0] \
+                    and len(f.group("fence")) >= len(stack[-1][0]):
+                stack.pop()
+            out.append(line)
+            continue
+        if f and not (f.group("fence")[0] == "`" and "`" in f.group("info")):
+            info = f.group("info").strip()
+            if not info and stack and f.group("fence")[0] == stack[-1][0][0]:
+                stack.pop()
+            else:
+                d = DIRECTIVE.match(info)
+                stack.append((f.group("fence"), not d or d.group("name") in CODE_DIRECTIVES))
+            out.append(line)
+            continue
+        codes: list[str] = []                         # inline code is masked, not rewritten
+
+        def mask(m: re.Match) -> str:
+            codes.append(m.group(0))
+            return f"\x00{len(codes) - 1}\x00"
+
+        def unmask(t: str) -> str:
+            return re.sub(r"\x00(\d+)\x00", lambda m: codes[int(m.group(1))], t)
+
+        masked = CODE_SPAN.sub(mask, line)
+        masked = HTML_HREF.sub(lambda m: f'{m.group("attr")}={m.group("q")}../{m.group("url")}{m.group("q")}',
+                               masked)
+        masked = MD_LINK.sub(lambda m: fix_md(m, unmask), masked)
+        out.append(unmask(masked))
+    return "".join(out)
+
+
+def _nb_json(nb: dict) -> str:
+    return json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _page_title(page: Path) -> str:
+    for u in english_units(page):
+        m = re.search(r"^#\s+(.+)$", u.text, re.M)
+        if m:
+            return m.group(1).strip()
+    return page.stem
+
+
+def edition_notebook(lang: str, page: Path, published: set[str], labels: dict[str, str]) -> str:
+    """The edition's notebook: the English notebook with each Markdown cell's source replaced by
+    its translation. Code cells, outputs, cell metadata (tags), the notebook's metadata (widget
+    state) are the English ones, unchanged; the notebook metadata gains ``i18n`` (language, source)."""
+    nb = json.loads(page.read_text(encoding="utf-8"))
+    tr = {t.id: t.text for t in read_translations(translation_file(lang, page))}
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "markdown":
+            text = localize_links(tr[cell["id"]], published, labels)
+            cell["source"] = text.splitlines(keepends=True)
+    nb["metadata"]["i18n"] = {"language": lang, "source": f"book/{page.name}"}
+    return _nb_json(nb)
+
+
+def edition_markdown(lang: str, page: Path, published: set[str], labels: dict[str, str]) -> str:
+    """The edition's Markdown page: its translated sections, in the English order."""
+    tr = {t.id: t.text for t in read_translations(translation_file(lang, page))}
+    parts = [localize_links(tr[u.id], published, labels).strip("\n") for u in english_units(page)]
+    return "\n\n".join(parts) + "\n"
+
+
+def progress_section(lang: str, missing: list[Path]) -> str:
+    """What the landing page says about the pages not published yet (links to the English ones)."""
+    if not missing:
+        return ""
+    title, lead, mark = PROGRESS[lang]
+    items = "\n".join(f'- <a href="../../book/{p.stem}.html">{_md_inline_to_html(_page_title(p))}</a>{mark}'
+                      for p in missing)
+    return f"\n\n(i18n-progress)=\n## {title}\n\n{lead}\n\n{items}\n"
+
+
+def landing_stub(lang: str) -> str:
+    """The landing page while the intro itself is not translated yet."""
+    return f"# {EDITION_TITLES[lang]}\n"
+
+
+def edition_config(lang: str) -> str:
+    """The edition's _config.yml: the English one, with paths to the shared _ext/, _theme/ and
+    _assets/ (one folder up, not copied), no execution (outputs come from the English notebooks),
+    the edition's language, title and search splitter."""
+    import yaml
+    cfg = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    cfg["title"] = EDITION_TITLES[lang]
+    cfg["exclude_patterns"] = ["_build", "**/.ipynb_checkpoints", ".*", "**/.*"]
+    cfg["execute"] = {"execute_notebooks": "off"}
+    cfg["html"]["favicon"] = "../" + cfg["html"]["favicon"]
+    sph = cfg["sphinx"]
+    sph["local_extensions"] = {k: "../" + v for k, v in sph["local_extensions"].items()}
+    conf = sph["config"]
+    conf["html_static_path"] = ["../" + p for p in conf["html_static_path"]]
+    conf["language"] = SPHINX_LANGUAGES[lang]
+    conf["html_search_language"] = SEARCH_LANGUAGES[lang]
+    conf["course_counterpart"] = {"root": "../", "toc": "../_toc.yml", "label": LINK_LABELS["en"],
+                                  "lang": HTML_LANGS["en"]}
+    head = (f"# GENERATED by `python scripts/i18n.py build` from ../_config.yml: do not edit.\n"
+            f"# The {lang} edition: notebooks not executed (their outputs are the English ones),\n"
+            f"# _ext/, _theme/ and _assets/ shared with the English book (one folder up).\n")
+    return head + yaml.safe_dump(cfg, allow_unicode=True, sort_keys=False, width=100)
+
+
+def edition_toc(lang: str, published: list[Path]) -> str:
+    """The edition's _toc.yml: the English one without the pages not published yet."""
+    import yaml
+    keep = {p.stem for p in published}
+
+    def prune(node):
+        if isinstance(node, dict):
+            if "file" in node and Path(node["file"]).name not in keep:
+                return None
+            return {k: (prune(v) if k != "file" else v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [x for x in (prune(v) for v in node) if x is not None]
+        return node
+
+    toc = prune(_english_toc())
+    head = (f"# GENERATED by `python scripts/i18n.py build`: the English _toc.yml without the pages\n"
+            f"# whose translation is not complete and fresh (see `python scripts/i18n.py status`).\n")
+    return head + yaml.safe_dump(toc, allow_unicode=True, sort_keys=False)
+
+
+def edition_files(lang: str) -> dict[str, str]:
+    """Every file `build` writes (path relative to the repository root -> its text)."""
+    in_toc = _toc_stems(_english_toc())
+    order = {s: i for i, s in enumerate(in_toc)}
+    english = sorted((p for p in pages() if p.stem in order), key=lambda p: order[p.stem])
+    ready = [p for p in english if not publishable(lang, p)]
+    root_stem = Path(_english_toc()["root"]).name
+    published = {p.stem for p in ready} | {root_stem}
+    labels = labels_by_page()
+    base = edition_root(lang).relative_to(ROOT)
+    files = {f"{base}/_config.yml": edition_config(lang)}
+    toc_pages = [p for p in english if p.stem in published]
+    files[f"{base}/_toc.yml"] = edition_toc(lang, toc_pages)
+    missing = [p for p in english if p.stem not in published]
+    for p in toc_pages:
+        rel = f"{base}/book/{p.name}"
+        if p.stem == root_stem:
+            body = (edition_markdown(lang, p, published, labels) if p in ready else landing_stub(lang))
+            files[rel] = body.rstrip("\n") + progress_section(lang, missing) + ("\n" if not missing else "")
+        elif p.suffix == ".ipynb":
+            files[rel] = edition_notebook(lang, p, published, labels)
+        else:
+            files[rel] = edition_markdown(lang, p, published, labels)
+    return files
+
+
+def build(lang: str, check: bool = False) -> list[str]:
+    """Write the edition's book (or, with check, list the files that differ from what it would write)."""
+    files = edition_files(lang)
+    book = edition_root(lang) / "book"
+    stale = [str(f.relative_to(ROOT)) for f in (sorted(book.iterdir()) if book.is_dir() else [])
+             if f.is_file() and str(f.relative_to(ROOT)) not in files]
+    changed = [rel for rel, text in files.items()
+               if not (ROOT / rel).is_file() or (ROOT / rel).read_text(encoding="utf-8") != text]
+    if check:
+        return changed + [f"{s} (not published: should not exist)" for s in stale]
+    for rel in changed:
+        (ROOT / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ROOT / rel).write_text(files[rel], encoding="utf-8")
+    for s in stale:
+        (ROOT / s).unlink()
+    return changed + stale
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("command", choices=["status", "todo", "skeleton", "lint"])
+    ap.add_argument("command", choices=["status", "todo", "skeleton", "lint", "build"])
     ap.add_argument("page", nargs="?")
     ap.add_argument("--lang", default="zh")
+    ap.add_argument("--check", action="store_true", help="build: only list the files that are not up to date")
     a = ap.parse_args(argv)
+    if a.command == "build":
+        files = build(a.lang, check=a.check)
+        toc = edition_files(a.lang)[f"{a.lang}/_toc.yml"]
+        n = len(_toc_stems(__import__("yaml").safe_load(toc)))
+        if a.check:
+            for f in files:
+                print(f"{f}: not up to date (run: python scripts/i18n.py build)")
+            return 1 if files else 0
+        print(f"{a.lang}/: {n} page(s) published, {len(files)} file(s) written or removed"
+              + "".join(f"\n  {f}" for f in files))
+        return 0
     if a.command == "skeleton":
         if not a.page:
             ap.error("skeleton needs a PAGE")
@@ -467,6 +738,12 @@ def main(argv: list[str] | None = None) -> int:
             n = len(english_units(page))
             kinds = {r: sum(1 for _, x in probs if x == r) for _, r in probs}
             detail = ", ".join(f"{k}: {v}" for k, v in kinds.items()) or "complete"
+            if not probs:
+                n_lint = len(lint(a.lang, page))
+                bad += n_lint
+                detail = f"lint: {n_lint} difference(s), not published" if n_lint else "complete, published"
+            else:
+                detail += ", not published"
             print(f"{page.name:34} {n - len(probs):3}/{n:<3} {detail}")
         else:
             for uid, reason in probs:
