@@ -12,6 +12,8 @@ import numpy as np
 from .._tensor import Tensor, _wrap_dim
 from ..autograd._builtin import _apply_first
 from ..autograd.grad_mode import _GradMode
+from ..autograd import forward_ad as _forward_ad
+from ..autograd.forward_ad import _ACTIVE as _FWD_ACTIVE
 from .arithmetic import (Add, AddScalar, Clone, Div, DivScalar, Mul, MulScalar, Neg, Pow, PowScalar, RDivScalar,
                          RPowScalar, RSubScalar, Sub, SubScalar, ToDtype)
 from .arithmetic import _binary as _arith_binary
@@ -328,6 +330,8 @@ def _not_writable(a: Tensor, what: str) -> RuntimeError:
 
 def _run_inplace(a: Tensor, fn_cls, args: tuple, what: str) -> Tensor:
     """Run ``fn_cls`` out of place, then write the result into ``a`` and move ``a`` onto the new node."""
+    if _FWD_ACTIVE:  # a forward-AD dual level is active: the tangent follows the write (forward_ad.py)
+        return _forward_ad.run_inplace(a, fn_cls, args, what)
     if not a._data.flags.writeable:
         raise _not_writable(a, what)
     recording = _GradMode.enabled and (a._rg or any(isinstance(x, Tensor) and x._rg for x in args))
@@ -423,7 +427,7 @@ def index_put_(a: Tensor, idx, value) -> None:
     if not isinstance(value, Tensor) and not np.isscalar(value):
         value = _wrap(np.asarray(value, dtype=a._data.dtype))
     recording = _GradMode.enabled and (a._rg or (isinstance(value, Tensor) and value._rg))
-    if not recording:
+    if not recording and not _FWD_ACTIVE:
         if not a._data.flags.writeable:
             raise _not_writable(a, "__setitem__ (x[...] = value)")
         a._data[idx] = fit_value(a._data, idx, value)

@@ -409,3 +409,41 @@ def _inplace(target: Tensor, source: Tensor) -> None:
     t = _tangent(source)
     if t is not None or _tangent(target) is not None:
         _set_tangent(target, t if t is not None else _zeros_like(target))
+
+
+def run_inplace(a: Tensor, fn_cls, args: tuple, what: str) -> Tensor:
+    """An in-place op (``x.mul_(y)``, ``x[i] = v``...) while a dual level is active.
+
+    The op runs twice: once out of place on a copy that carries ``a``'s tangent (that gives the
+    new tangent), once as the ordinary in-place write with propagation paused. The tangent is
+    then replaced, not written into: tangent arrays may be shared (clone's is its input's). On
+    a view, the base's tangent becomes "the base's tangent with the view's region replaced",
+    and the view's tangent the same view of it.
+    """
+    from .._ops import _run_inplace
+    from .._ops.shape import ViewCopySlices, replay_view
+
+    ta = _tangent(a)
+    if ta is None and not any(_tangent(x) is not None for x in args):
+        with _paused():
+            return _run_inplace(a, fn_cls, args, what)
+    probe = Tensor._wrap(a._data.copy())
+    if ta is not None:
+        _set_tangent(probe, ta)
+    out = fn_cls.apply(probe, *args)
+    new_t = _tangent(out)
+    with _paused():
+        result = _run_inplace(a, fn_cls, args, what)
+        if new_t is None:
+            new_t = _zeros_like(a)
+        elif new_t._data.shape != a._data.shape or new_t._data.dtype != a._data.dtype:
+            new_t = new_t.expand(*a._data.shape).to(a.dtype)
+        base, steps = a._base, a._get_extra("view_steps")
+        if base is not None and steps is not None:
+            bt = _tangent(base)
+            new_bt = ViewCopySlices.apply(bt if bt is not None else _zeros_like(base), new_t, steps)
+            _set_tangent(base, new_bt)
+            _set_tangent(a, replay_view(new_bt, steps, tensor=True))
+        else:
+            _set_tangent(a, new_t)
+    return result
