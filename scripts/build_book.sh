@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Set everything up (idempotent) and build the website into _build/html.
-# Every notebook is executed; warnings are errors; any cell error fails the build.
+# Set everything up (idempotent) and build the website into _build/html: the English book at
+# its root, the Chinese edition (zh/, generated from book/ and i18n/zh/ by scripts/i18n.py)
+# under _build/html/zh/. Every English notebook is executed; the Chinese notebooks are not
+# (their code and outputs are the English ones: tests/test_i18n.py). Warnings are errors;
+# any cell error fails the build.
 #
 #   bash scripts/build_book.sh              # setup + build what changed
 #   bash scripts/build_book.sh --no-setup   # build only (used by scripts/test.sh)
@@ -46,38 +49,68 @@ _m.install()
 del _u, _spec, _m
 PY
 
-mode=$(.venv/bin/python scripts/book_inputs.py decide)    # none | pages | full
-if [ "$all" = 1 ]; then mode=full; fi
-if [ "$mode" = none ]; then
+# the Chinese edition's book, from the English notebooks and the translations (deterministic;
+# zh/ is committed, and tests/test_i18n.py checks it is what this writes)
+.venv/bin/python scripts/i18n.py build --lang zh
+
+mode=$(.venv/bin/python scripts/book_inputs.py decide)                  # none | pages | full
+zh_mode=$(.venv/bin/python scripts/book_inputs.py --edition zh decide)  # the same, for zh/
+if [ "$all" = 1 ]; then mode=full zh_mode=full; fi
+if [ "$mode" = none ] && [ "$zh_mode" = none ] && [ -f _build/html/zh/index.html ]; then
   echo "build_book.sh: the website is up to date (nothing changed since the last build):"
   echo "  file://$PWD/_build/html/index.html   (bash scripts/build_book.sh --all rebuilds it anyway)"
   exit 0
 fi
 
-rm -f _build/html/.build-ok _build/html/.build-inputs
-inputs=$(.venv/bin/python scripts/book_inputs.py snapshot)  # before the build: edits made during it count
 start=$(date +%s)
-if [ "$mode" = full ]; then
-  echo "build_book.sh: building every page"
-  args=(--all)
-else
-  echo "build_book.sh: only pages in book/ changed: rebuilding those"
-  args=()
+if [ "$mode" != none ]; then
+  rm -f _build/html/.build-ok _build/html/.build-inputs
+  inputs=$(.venv/bin/python scripts/book_inputs.py snapshot)  # before the build: edits made during it count
+  if [ "$mode" = full ]; then
+    echo "build_book.sh: building every page"
+    args=(--all)
+  else
+    echo "build_book.sh: only pages in book/ changed: rebuilding those"
+    args=()
+  fi
+  if ! .venv/bin/jupyter-book build . -W -n --keep-going ${args[@]+"${args[@]}"}; then
+    echo >&2
+    echo "build_book.sh: the book build FAILED (see the messages above; a failing notebook is" >&2
+    echo "named with its cell, and _build/html/reports/ has the execution logs)." >&2
+    exit 1
+  fi
+  # the engine's wheel, for a learner who downloads a chapter (the landing page links to it):
+  # _build/html/download/<wheel> and its page (minigrad/course/release.py, site_download)
+  .venv/bin/python -c "from minigrad.course.release import site_download; site_download('.', '_build/html')"
+  touch _build/html/.build-ok
+  .venv/bin/python scripts/book_inputs.py record $inputs
 fi
-if ! .venv/bin/jupyter-book build . -W -n --keep-going ${args[@]+"${args[@]}"}; then
-  echo >&2
-  echo "build_book.sh: the book build FAILED (see the messages above; a failing notebook is" >&2
-  echo "named with its cell, and _build/html/reports/ has the execution logs)." >&2
-  exit 1
+
+# The Chinese edition: its own Sphinx build (zh/_config.yml: language zh_CN, jieba search, no
+# execution), into _build/zh/_build/html, then copied to _build/html/zh/.
+if [ "$zh_mode" != none ] || [ ! -f _build/html/zh/index.html ]; then
+  mkdir -p _build/zh
+  rm -f _build/zh/.build-ok _build/zh/.build-inputs
+  zh_inputs=$(.venv/bin/python scripts/book_inputs.py --edition zh snapshot)
+  zh_args=()
+  if [ "$zh_mode" = full ]; then zh_args=(--all); fi
+  echo "build_book.sh: building the Chinese edition (zh/)"
+  if ! .venv/bin/jupyter-book build zh --path-output _build/zh -W -n --keep-going ${zh_args[@]+"${zh_args[@]}"}; then
+    echo >&2
+    echo "build_book.sh: the Chinese edition's build FAILED (see the messages above;" >&2
+    echo "python scripts/i18n.py lint names translations whose MyST differs from the English)." >&2
+    exit 1
+  fi
+  rm -rf _build/html/zh
+  cp -r _build/zh/_build/html _build/html/zh
+  touch _build/zh/.build-ok
+  .venv/bin/python scripts/book_inputs.py --edition zh record $zh_inputs
 fi
-# the engine's wheel, for a learner who downloads a chapter (the landing page links to it):
-# _build/html/download/<wheel> and its page (minigrad/course/release.py, site_download)
-.venv/bin/python -c "from minigrad.course.release import site_download; site_download('.', '_build/html')"
-touch _build/html/.build-ok
-.venv/bin/python scripts/book_inputs.py record $inputs
+# each page's top-bar link to the page in the other language (_ext/language_switch.py)
+.venv/bin/python scripts/i18n.py relink _build/html
 cat <<MSG
 
-Book built in $(( $(date +%s) - start )) s. Open it:
+Book built in $(( $(date +%s) - start )) s. Open it (the Chinese edition: zh/index.html):
   file://$PWD/_build/html/index.html
 or serve it locally and open http://127.0.0.1:8000/ :
   .venv/bin/python -m http.server --bind 127.0.0.1 --directory _build/html 8000

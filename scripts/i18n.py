@@ -24,6 +24,7 @@ unit's English text when it was translated:
     python scripts/i18n.py skeleton [--lang zh] PAGE     # add the missing units (as todo) to PAGE's file
     python scripts/i18n.py lint [--lang zh] [PAGE]       # translated units whose MyST structure differs
     python scripts/i18n.py build [--lang zh] [--check]   # write the edition's book zh/ (or check it is current)
+    python scripts/i18n.py relink [SITE]                 # after both builds: language links of _build/html
 
 ``lint`` compares each translated unit with its English unit: the same directives and fences
 with the same options (``:label:``; prose options like ``:caption:`` and exercise titles are
@@ -696,13 +697,50 @@ def build(lang: str, check: bool = False) -> list[str]:
     return changed + stale
 
 
+SWITCH = re.compile(r'(<a class="[^"]*\bcourse-language-switch\b[^"]*" href=")([^"]*)("\s+data-counterpart-page=")([^"]*)(")')
+
+
+def relink(site: Path, lang: str = "zh") -> int:
+    """Point every page's language link at its counterpart if the other edition has it, else at
+    the other edition's landing page (an English page is not rebuilt when a Chinese page is
+    published, so its link is refreshed here, after both builds). Returns the links changed."""
+    site = Path(site)
+    changed = 0
+    editions = [(site, site / lang, f"{lang}/"), (site / lang, site, "../")]
+    for here, other, root in editions:
+        if not other.is_dir() or not here.is_dir():
+            continue
+        for page in here.rglob("*.html"):
+            rel = page.relative_to(here)
+            if here == site and rel.parts[0] == lang:
+                continue                               # the other edition's own pages
+            text = page.read_text(encoding="utf-8")
+
+            def fix(m: re.Match) -> str:
+                target = m.group(4)
+                if not (other / f"{target}.html").is_file():
+                    target = "book/intro"
+                href = "../" * (len(rel.parts) - 1) + root + target + ".html"
+                return m.group(1) + href + m.group(3) + m.group(4) + m.group(5)
+
+            new = SWITCH.sub(fix, text)
+            if new != text:
+                page.write_text(new, encoding="utf-8")
+                changed += 1
+    return changed
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("command", choices=["status", "todo", "skeleton", "lint", "build"])
+    ap.add_argument("command", choices=["status", "todo", "skeleton", "lint", "build", "relink"])
     ap.add_argument("page", nargs="?")
     ap.add_argument("--lang", default="zh")
     ap.add_argument("--check", action="store_true", help="build: only list the files that are not up to date")
     a = ap.parse_args(argv)
+    if a.command == "relink":
+        site = Path(a.page or ROOT / "_build" / "html")
+        print(f"i18n relink: {relink(site, a.lang)} page(s) of {site} now link to their counterpart")
+        return 0
     if a.command == "build":
         files = build(a.lang, check=a.check)
         toc = edition_files(a.lang)[f"{a.lang}/_toc.yml"]
