@@ -1,5 +1,5 @@
 """minigrad.autograd: Function, backward/grad, grad modes, anomaly detection, gradcheck."""
-from . import forward_ad, function, graph
+from . import forward_ad, function, functional, graph
 from .anomaly_mode import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .engine import backward, grad
 from .function import Function, FunctionCtx, once_differentiable
@@ -10,7 +10,7 @@ from .variable import Variable, inference_mode, is_inference_mode_enabled
 __all__ = [
     "Function", "FunctionCtx", "once_differentiable", "backward", "grad", "no_grad", "enable_grad",
     "set_grad_enabled", "is_grad_enabled", "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
-    "gradcheck", "gradgradcheck", "GradcheckError", "function", "graph", "Variable", "inference_mode",
+    "gradcheck", "gradgradcheck", "GradcheckError", "function", "functional", "graph", "Variable", "inference_mode",
     "is_inference_mode_enabled", "forward_ad",
 ]
 
