@@ -42,6 +42,7 @@ from ._ops.matrix import solve as _solve  # noqa: F401  (minigrad.linalg.solve)
 from ._generator import Generator
 from ._printing import get_printoptions, set_printoptions
 from .jit import compile  # noqa: A004
+from ._functorch.vmap import vmap  # torch.vmap (also minigrad.func.vmap)
 
 from ._version import __version__  # said in one place: minigrad/_version.py
 

@@ -34,7 +34,6 @@ SUBSTITUTES = {
     "conv1d": _CONV, "conv2d": _CONV, "conv3d": _CONV, "conv_transpose2d": _CONV,
     "max_pool1d": _POOL, "max_pool2d": _POOL, "avg_pool2d": _POOL,
     "Generator": "minigrad has no Generator objects: seed the global generator with minigrad.manual_seed(seed).",
-    "vmap": "minigrad has no function transforms: loop over the batch, or write the batched computation directly.",
     "func": "minigrad has no function transforms (torch.func): use minigrad.autograd.grad.",
     "fft": "minigrad has no FFTs: use numpy.fft on t.detach().numpy() (not differentiable).",
     "distributions": ("minigrad has no probability distributions: sample with randn / rand / multinomial and write "

@@ -9,6 +9,8 @@ import warnings
 
 import numpy as np
 
+from .._functorch.batched import asarray as _asarray  # np.asarray, batched arrays kept (vmap)
+
 from .._tensor import Tensor, _wrap_dim
 from ..autograd._builtin import _apply_first
 from ..autograd.grad_mode import _GradMode
@@ -35,7 +37,7 @@ _F64_DTYPE = _dt.float64
 
 
 def _t(x) -> Tensor:
-    return x if isinstance(x, Tensor) else _wrap(np.asarray(x))
+    return x if isinstance(x, Tensor) else _wrap(_asarray(x))
 
 
 def _binary_op(tensor_cls, scalar_cls):
@@ -425,7 +427,7 @@ def index_put_(a: Tensor, idx, value) -> None:
     """``a[idx] = value`` (in place: bumps the version counter)."""
     idx = _convert_index(idx)
     if not isinstance(value, Tensor) and not np.isscalar(value):
-        value = _wrap(np.asarray(value, dtype=a._data.dtype))
+        value = _wrap(_asarray(value, dtype=a._data.dtype))
     recording = _GradMode.enabled and (a._rg or (isinstance(value, Tensor) and value._rg))
     if not recording and not _FWD_ACTIVE:
         if not a._data.flags.writeable:
@@ -657,7 +659,7 @@ def _square_(self):
 
 
 def _lerp_(self, end, weight):
-    w = weight if isinstance(weight, Tensor) else _wrap(np.asarray(weight, dtype=self._data.dtype))
+    w = weight if isinstance(weight, Tensor) else _wrap(_asarray(weight, dtype=self._data.dtype))
     return _run_inplace(self, el.Lerp if isinstance(weight, Tensor) else el.LerpScalar, (end, w), "lerp_()")
 
 

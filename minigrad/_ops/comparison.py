@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._functorch.batched import asarray as _asarray  # np.asarray, batched arrays kept (vmap)
+
 from .._tensor import Tensor
 from .arithmetic import _broadcast_error
 from .reduction import _TORCH_TYPE, _axes
@@ -23,9 +25,9 @@ def _compare(op: str, ufunc, a, b) -> Tensor:
     if not isinstance(a, Tensor):
         raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not {type(a).__name__}")
     try:
-        return _wrap(np.asarray(ufunc(a._data, _data(b))))
+        return _wrap(_asarray(ufunc(a._data, _data(b))))
     except ValueError:
-        raise _broadcast_error(op, a._data, np.asarray(_data(b))) from None
+        raise _broadcast_error(op, a._data, _asarray(_data(b))) from None
 
 
 def eq(a, b) -> Tensor:
@@ -141,7 +143,7 @@ def _truth(op: str, fn, a: Tensor, dim, keepdim: bool) -> Tensor:
     axes = _axes(dim, x.ndim, op)
     out = fn(x, axis=axes, keepdims=keepdim)
     # bool for every dtype but uint8, which PyTorch keeps (a legacy of uint8 masks)
-    return _wrap(np.asarray(out, dtype=np.uint8 if x.dtype == np.uint8 else bool))
+    return _wrap(_asarray(out, dtype=np.uint8 if x.dtype == np.uint8 else bool))
 
 
 def all(a: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
@@ -157,4 +159,4 @@ def any(a: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
 def count_nonzero(a: Tensor, dim=None) -> Tensor:
     x = a._data
     axes = _axes(dim, x.ndim, "count_nonzero")
-    return _wrap(np.asarray(np.count_nonzero(x, axis=axes), dtype=np.int64))
+    return _wrap(_asarray(np.count_nonzero(x, axis=axes), dtype=np.int64))

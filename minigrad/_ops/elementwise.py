@@ -12,6 +12,8 @@ import math
 
 import numpy as np
 
+from .._functorch.batched import asarray as _asarray  # np.asarray, batched arrays kept (vmap)
+
 from .. import _dtype
 from .._tensor import Tensor
 from ..autograd.function import Function
@@ -44,7 +46,7 @@ class _Unary(Function):
                 return _wrap(x.copy())
             x = _as_float(x)
         with np.errstate(all="ignore"):  # nan / inf outside the domain, as PyTorch (no warning)
-            out = _wrap(np.asarray(cls.f(x), dtype=x.dtype))
+            out = _wrap(_asarray(cls.f(x), dtype=x.dtype))
         ctx.save_for_backward(out if cls.uses_output else a)
         return out
 
@@ -158,7 +160,7 @@ def operand(value, like: Tensor) -> Tensor:
         np_dtype = dt if dt.kind == "f" else _dtype._default[0].np_dtype
     else:
         raise TypeError(f"expected a Tensor or a Python number, got {type(value).__name__}")
-    return _wrap(np.asarray(value, dtype=np_dtype))
+    return _wrap(_asarray(value, dtype=np_dtype))
 
 
 def _pair(op: str, ufunc, a: Tensor, b: Tensor, floating: bool = False) -> np.ndarray:
@@ -396,7 +398,7 @@ def fmod(a, b):
 def lerp(start, end, weight):
     if isinstance(weight, Tensor):
         return Lerp.apply(start, end, weight)
-    return LerpScalar.apply(start, end, _wrap(np.asarray(weight, dtype=start._data.dtype)))
+    return LerpScalar.apply(start, end, _wrap(_asarray(weight, dtype=start._data.dtype)))
 
 
 def logaddexp(a, b):

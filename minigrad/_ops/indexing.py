@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._functorch.batched import asarray as _asarray  # np.asarray, batched arrays kept (vmap)
+
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.function import Function
 from .arithmetic import _broadcast_error
@@ -91,7 +93,7 @@ def _scatter_setup(op: str, a: Tensor, dim: int, index: Tensor, src):
                                f"dimension {d} and to be smaller size than src {list(s.shape)}")
         s = s[tuple(slice(0, n) for n in i.shape)]
     else:
-        s = np.asarray(src, dtype=x.dtype)
+        s = _asarray(src, dtype=x.dtype)
     return d, i, s
 
 
@@ -295,7 +297,7 @@ class MaskedFill(Function):
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                                f"{value._data.ndim} dimension(s).")
         try:
-            out = np.where(m, np.asarray(v, dtype=x.dtype), x)
+            out = np.where(m, _asarray(v, dtype=x.dtype), x)
         except ValueError:
             raise _broadcast_error("masked_fill", x, m) from None
         ctx.mask, ctx.shape = m, x.shape

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._functorch.batched import asarray as _asarray  # np.asarray, batched arrays kept (vmap)
+
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.grad_mode import _GradMode
@@ -53,7 +55,7 @@ class MatMul(Function):
             out = np.matmul(a._data, b._data)
         except ValueError:
             raise _mm_error("matmul", a._data, b._data) from None
-        return _wrap(np.asarray(out))
+        return _wrap(_asarray(out))
 
     @staticmethod
     def backward(ctx, g):
@@ -144,7 +146,7 @@ class Dot(Function):
         need = ctx.needs_input_grad
         if need[0] or need[1]:  # each gradient needs the other vector
             ctx.save_for_backward(a if need[1] else None, b if need[0] else None)
-        return _wrap(np.asarray(np.dot(x, y)))
+        return _wrap(_asarray(np.dot(x, y)))
 
     @staticmethod
     def backward(ctx, g):

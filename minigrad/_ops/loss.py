@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._functorch.batched import asarray as _asarray  # np.asarray, batched arrays kept (vmap)
+
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.grad_mode import _GradMode
@@ -58,7 +60,7 @@ class BinaryCrossEntropyWithLogits(Function):
         dtype = yd.dtype  # PyTorch computes the loss in place in (1 - target): the target's dtype
         ctx.reduction, ctx.n = reduction, loss.size
         ctx.save_for_backward(x, y, weight, pos_weight)
-        return _wrap(np.asarray(_reduce_loss(loss, reduction, "binary_cross_entropy_with_logits"), dtype=dtype))
+        return _wrap(_asarray(_reduce_loss(loss, reduction, "binary_cross_entropy_with_logits"), dtype=dtype))
 
     @staticmethod
     def backward(ctx, g):

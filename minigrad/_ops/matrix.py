@@ -11,6 +11,8 @@ import string
 
 import numpy as np
 
+from .._functorch.batched import asarray as _asarray  # np.asarray, batched arrays kept (vmap)
+
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.function import Function
 from ..autograd.grad_mode import _GradMode
@@ -103,7 +105,7 @@ class Det(Function):
     @staticmethod
     def forward(ctx, a):
         x = _square("det", a)
-        out = _wrap(np.asarray(np.linalg.det(x), dtype=x.dtype))
+        out = _wrap(_asarray(np.linalg.det(x), dtype=x.dtype))
         ctx.save_for_backward(a, out)
         return out
 
@@ -235,7 +237,7 @@ class Trace(Function):
         if x.ndim != 2:
             raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {x.ndim}")
         ctx.shape = x.shape
-        return _wrap(np.asarray(np.trace(x), dtype=np.int64 if x.dtype.kind in "biu" else x.dtype))
+        return _wrap(_asarray(np.trace(x), dtype=np.int64 if x.dtype.kind in "biu" else x.dtype))
 
     @staticmethod
     def backward(ctx, g):
@@ -407,7 +409,7 @@ class Einsum(Function):
         ctx.labels, ctx.out, ctx.sizes = labels, out, sizes
         ctx.save_for_backward(*operands)
         eq = ",".join(labels) + "->" + out
-        return _wrap(np.asarray(np.einsum(eq, *arrays, optimize=len(arrays) > 2)))
+        return _wrap(_asarray(np.einsum(eq, *arrays, optimize=len(arrays) > 2)))
 
     @staticmethod
     def backward(ctx, g):

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._functorch.batched import asarray as _asarray  # np.asarray, batched arrays kept (vmap)
+
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.function import Function
 from ..autograd.grad_mode import _GradMode
@@ -170,7 +172,7 @@ class NLLLoss(Function):
         ctx.rows, ctx.t, ctx.shape, ctx.reduction = rows, t, lp.shape, reduction
         picked = lp[rows, t]
         np.negative(picked, out=picked)
-        return _wrap(np.asarray(_reduce_loss(picked, reduction, "nll_loss"), dtype=lp.dtype))
+        return _wrap(_asarray(_reduce_loss(picked, reduction, "nll_loss"), dtype=lp.dtype))
 
     @staticmethod
     def backward(ctx, g):
@@ -208,7 +210,7 @@ class MSELoss(Function):
         ctx.reduction = reduction
         d = a._data - b._data
         d *= d
-        return _wrap(np.asarray(_reduce_loss(d, reduction, "mse_loss")))
+        return _wrap(_asarray(_reduce_loss(d, reduction, "mse_loss")))
 
     @staticmethod
     def backward(ctx, g):
@@ -247,7 +249,7 @@ class BCELoss(Function):
         ctx.reduction = reduction
         with np.errstate(divide="ignore"):
             loss = -(yd * np.maximum(np.log(pd), -100) + (1 - yd) * np.maximum(np.log1p(-pd), -100))
-        return _wrap(np.asarray(_reduce_loss(loss, reduction, "binary_cross_entropy"), dtype=pd.dtype))
+        return _wrap(_asarray(_reduce_loss(loss, reduction, "binary_cross_entropy"), dtype=pd.dtype))
 
     @staticmethod
     def backward(ctx, g):

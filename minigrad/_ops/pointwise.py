@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._functorch.batched import asarray as _asarray  # np.asarray, batched arrays kept (vmap)
+
 from .. import _dtype
 from .._tensor import Tensor
 from ..autograd.function import Function
@@ -367,12 +369,12 @@ def where(cond, a, b) -> Tensor:
     from .shape import cat_dtype
 
     if not isinstance(cond, Tensor):
-        cond = Tensor._wrap(np.asarray(cond))
+        cond = Tensor._wrap(_asarray(cond))
     if cond._data.dtype != np.bool_:
         cond = Tensor._wrap(cond._data.astype(bool))
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):  # two numbers: float -> the default dtype
         kind = np.result_type(a, b).kind
-        a = Tensor._wrap(np.asarray(a, dtype=_dtype._default[0].np_dtype if kind == "f" else None))
+        a = Tensor._wrap(_asarray(a, dtype=_dtype._default[0].np_dtype if kind == "f" else None))
     a = operand(a, b)  # a number next to a tensor takes the dtype PyTorch gives it (operand: tensors pass through)
     b = operand(b, a)
     if a._data.dtype != b._data.dtype:

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._functorch.batched import asarray as _asarray  # np.asarray, batched arrays kept (vmap)
+
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.function import Function
 from ..autograd.grad_mode import _GradMode
@@ -79,11 +81,11 @@ class Prod(Function):
         out_dtype = _result_dtype(x, dtype)
         if dim is None:
             ctx.d = None
-            out = np.asarray(x.prod(dtype=out_dtype))
+            out = _asarray(x.prod(dtype=out_dtype))
         else:
             d = _wrap_dim(dim, x.ndim, "prod")
             ctx.d = d if x.ndim else None
-            out = np.asarray(x.prod(axis=d, keepdims=keepdim, dtype=out_dtype) if x.ndim else x.astype(out_dtype))
+            out = _asarray(x.prod(axis=d, keepdims=keepdim, dtype=out_dtype) if x.ndim else x.astype(out_dtype))
         ctx.shape, ctx.keepdim = x.shape, keepdim
         ctx.save_for_backward(a)
         return _wrap(out)

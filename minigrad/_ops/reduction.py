@@ -5,6 +5,8 @@ from collections import namedtuple
 
 import numpy as np
 
+from .._functorch.batched import asarray as _asarray  # np.asarray, batched arrays kept (vmap)
+
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.function import Function
 from ..autograd.grad_mode import _GradMode
@@ -66,7 +68,7 @@ class Sum(Function):
         out = a._data.sum(axis=axes, keepdims=keepdim)
         if a._data.dtype.kind in "bu":  # bool and uint8 sum to int64 in PyTorch (NumPy: int64 and uint64)
             out = out.astype(np.int64)
-        return _wrap(np.asarray(out))
+        return _wrap(_asarray(out))
 
     @staticmethod
     def backward(ctx, g):
@@ -91,7 +93,7 @@ class Mean(Function):
         ctx.n = n = int(np.prod([shape[i] for i in axes])) if axes else 1
         if not n:  # the mean of nothing: nan, as in PyTorch (without NumPy's warning)
             return _wrap(np.full(a._data.sum(axis=axes, keepdims=keepdim).shape, np.nan, a._data.dtype))
-        return _wrap(np.asarray(a._data.mean(axis=axes, keepdims=keepdim)))
+        return _wrap(_asarray(a._data.mean(axis=axes, keepdims=keepdim)))
 
     @staticmethod
     def backward(ctx, g):
@@ -141,7 +143,7 @@ class Norm2(Function):
         shape = a._data.shape
         axes = _axes(dim, len(shape), "norm")
         ctx.kept = _kept_shape(shape, axes)
-        out = _wrap(np.asarray(np.sqrt((a._data * a._data).sum(axis=axes, keepdims=keepdim))))
+        out = _wrap(_asarray(np.sqrt((a._data * a._data).sum(axis=axes, keepdims=keepdim))))
         ctx.save_for_backward(a, out)
         return out
 
@@ -282,7 +284,7 @@ def _arg_extreme(a, dim, keepdim, fn, name: str) -> Tensor:
     x = a._data
     if dim is None:
         _check_nonempty(x, (), name, False)
-        out = np.asarray(fn(x), dtype=np.int64)
+        out = _asarray(fn(x), dtype=np.int64)
         return _wrap(out.reshape((1,) * x.ndim) if keepdim else out)
     d = _wrap_dim(dim, x.ndim, name)
     if not x.ndim:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._functorch.batched import asarray as _asarray  # np.asarray, batched arrays kept (vmap)
+
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.function import Function
 
@@ -250,7 +252,7 @@ def _convert_index(index):
     if isinstance(index, Tensor):
         return index._data
     if isinstance(index, list):
-        return np.asarray([i._data if isinstance(i, Tensor) else i for i in index])
+        return _asarray([i._data if isinstance(i, Tensor) else i for i in index])
     return index
 
 

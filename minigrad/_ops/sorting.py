@@ -10,6 +10,8 @@ from collections import namedtuple
 
 import numpy as np
 
+from .._functorch.batched import asarray as _asarray  # np.asarray, batched arrays kept (vmap)
+
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.function import Function
 
@@ -158,11 +160,11 @@ class Median(Function):
     def forward(ctx, a):
         x = a._data
         if x.size == 0:
-            return _wrap(np.asarray(np.nan, dtype=x.dtype))
+            return _wrap(_asarray(np.nan, dtype=x.dtype))
         flat = x.reshape(-1)
         i = int(_median_index(flat, 0)[0])
         ctx.shape, ctx.i = x.shape, np.unravel_index(i, x.shape) if x.ndim else ()
-        return _wrap(np.asarray(flat[i]))
+        return _wrap(_asarray(flat[i]))
 
     @staticmethod
     def backward(ctx, g):

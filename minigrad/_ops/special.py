@@ -10,6 +10,8 @@ import math
 
 import numpy as np
 
+from .._functorch.batched import asarray as _asarray  # np.asarray, batched arrays kept (vmap)
+
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.function import Function
 from ..autograd.grad_mode import _GradMode
@@ -20,7 +22,7 @@ _SPLIT = 2.5  # below: 36 terms of the series reach 1.2e-15; above: 25 levels of
 
 
 def _erf_erfc(x: np.ndarray, want_erfc: bool) -> np.ndarray:
-    a = np.abs(np.asarray(x, dtype=np.float64))
+    a = np.abs(_asarray(x, dtype=np.float64))
     out = np.empty_like(a)
     near = a < _SPLIT
     xs = a[near]

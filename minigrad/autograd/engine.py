@@ -29,6 +29,8 @@ from typing import Sequence
 
 import numpy as np
 
+from .._functorch.batched import BatchedArray as _BatchedArray
+
 from .._tensor import Tensor
 from .anomaly_mode import _Anomaly
 from .function import _FREED, AccumulateGrad, _materialize
@@ -410,7 +412,17 @@ def _run(roots: Sequence[Tensor], root_grads: list, retain_graph: bool, create_g
             arr = g = results = None
     finally:
         _set_grad_mode(prev_mode)
+    if found is not None:
+        for k, g in enumerate(found):
+            if g is not None and g._data.__class__ is _BatchedArray:  # a per-sample gradient (vmap)
+                found[k] = _unbatch_grad(g, targets[k])
     return found
+
+
+def _unbatch_grad(g, target):
+    from .._functorch.vmap import unbatch_grad
+
+    return unbatch_grad(g, target)
 
 
 def _add_to_buffer(buffers: dict, node, nr: int, g: Tensor) -> bool:

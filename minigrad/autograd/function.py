@@ -37,6 +37,7 @@ from .forward_ad import _ACTIVE as _FWD_ACTIVE
 from ._transform_state import STATE as _TRANSFORMS
 from ._transform_state import check_function_supported as _check_transform_support
 from .._functorch._state import ACTIVE as _VMAP_ACTIVE
+from .._functorch.batched import BatchedArray as _BatchedArray
 
 _new = object.__new__
 _wrap = Tensor._wrap
@@ -305,6 +306,10 @@ class AccumulateGrad(BackwardNode):
 
     def _accumulate(self, grad: Tensor, create_graph: bool) -> None:
         var = self.variable
+        if grad._data.__class__ is _BatchedArray:  # per-sample gradients (vmap) for a tensor with fewer batch dims
+            from .._functorch.vmap import unbatch_grad
+
+            grad = unbatch_grad(grad, var)
         hooks = var._get_extra("hooks")
         if hooks:
             for hook in list(hooks.values()):
