@@ -56,9 +56,10 @@ def linear(*positions):
         subst = list(args)
         for k, a in enumerate(args):
             if (k in positions if positions else _is_float(a)):
-                if not _is_float(a):
-                    continue
-                subst[k] = tangents[k] if tangents[k] is not None else _zeros(a)
+                if isinstance(a, (int, float)) and not isinstance(a, bool):
+                    subst[k] = 0.0  # a number where the op is linear (x[i] = 0.5): its tangent is 0
+                elif _is_float(a):
+                    subst[k] = tangents[k] if tangents[k] is not None else _zeros(a)
         return cls.apply(*subst)
 
     rule.__name__ = f"linear{positions or ''}"
@@ -102,7 +103,9 @@ def via_vjp(cls, ctx, args, out, tangents):
     us = []
     for o in outs:
         if _is_float(o):
-            u = _zeros(o)
+            # Any u will do (backward is linear in u); ones, not zeros: a backward written for stability
+            # (logcumsumexp's works on log|u|) has a degenerate point at u = 0
+            u = _wrap(np.ones_like(o._data))
             u._rg = True
             us.append(u)
         else:
