@@ -18,6 +18,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..autograd import engine as _engine
+from ..autograd import forward_ad as _fwAD
 from ..autograd.grad_mode import enable_grad, is_grad_enabled
 from ..autograd._transform_state import transform
 from ._pytree import tree_flatten, tree_unflatten
@@ -57,6 +58,8 @@ def _enter(t: Any) -> Tensor:
         raise ValueError(f"Thing passed to transform API must be Tensor, got {type(t)}")
     if t._rg:
         return t.view_as(t)  # differentiable alias: paths to t's own graph stay visible outside
+    if _fwAD._tangent(t) is not None:  # a dual tensor (jacfwd(jacrev(f)), hessian): keep its tangent
+        return t.view_as(t).requires_grad_(True)
     return t.detach().requires_grad_(True)
 
 
@@ -85,6 +88,8 @@ class _Inputs:
         """Does ``t`` depend, through the tape, on a tensor that requires grad outside this call?"""
         if not isinstance(t, Tensor) or not t._rg:
             return False
+        if _fwAD._tangent(t) is not None:  # carries a forward-AD tangent: its backward must record (tangents)
+            return True
         if t.grad_fn is None:
             return id(t) not in self.own
         own, seen, stack = self.own, set(), [t.grad_fn]

@@ -1,0 +1,163 @@
+"""torch.func's forward-mode transforms, jvp and jacfwd, on minigrad's dual tensors (forward_ad).
+
+``jvp(f, primals, tangents)`` runs ``f`` once inside a dual level, each primal carrying its
+tangent, and reads the output tangents: the Jacobian-vector product ``J t`` costs about one
+forward pass (plus the tangent arithmetic), whatever the number of outputs. ``jacfwd`` builds
+the whole Jacobian from one such pass per input element (a basis tangent each): the better
+choice over jacrev when there are fewer inputs than outputs.
+
+minigrad has one dual level at a time (as torch.autograd.forward_ad), so a jvp inside a jvp
+(jacfwd of jacfwd) is refused; forward-over-reverse (jacfwd of jacrev, hessian) works.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import _ops
+from .._tensor import Tensor
+from ..autograd import forward_ad as fwAD
+from ..autograd._transform_state import transform
+from ._pytree import tree_flatten, tree_unflatten
+
+__all__ = ["jvp", "jacfwd"]
+
+_PREFIX = "jvp(f, primals, tangents): "
+
+
+def _check_tree_of_tensors(leaves: list, what: str) -> None:
+    for x in leaves:
+        if not isinstance(x, Tensor):
+            raise RuntimeError(f"{_PREFIX}Expected {what} to only contain Tensors, got {type(x)}")
+
+
+def _outputs(out: Any, api: str) -> tuple[list, Any]:
+    leaves, spec = tree_flatten(out)
+    for o in leaves:
+        if not isinstance(o, Tensor):
+            raise RuntimeError(f"{api}expected f(*primals) to return only tensors, got unsupported type {type(o)}")
+    return leaves, spec
+
+
+def _split_aux(out: Any, has_aux: bool, api: str) -> tuple[Any, Any]:
+    if not has_aux:
+        return out, None
+    if not (isinstance(out, tuple) and len(out) == 2):
+        raise RuntimeError(f"{api}output of function f should be a tuple: (output, aux) if has_aux is True")
+    return out
+
+
+def _plain(t: Tensor) -> Tensor:
+    """A result as the caller sees it: the primal without the tangent of this (now closed) level."""
+    return fwAD.unpack_dual(t).primal
+
+
+def _detach_tree(tree: Any) -> Any:
+    leaves, spec = tree_flatten(tree)
+    return tree_unflatten([_plain(x) if isinstance(x, Tensor) else x for x in leaves], spec)
+
+
+def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False, has_aux: bool = False):
+    """``(func(*primals), J tangents)`` (and ``aux`` with has_aux), by one dual forward pass."""
+    if not isinstance(primals, tuple):
+        raise RuntimeError(f"{_PREFIX}Expected primals to be a tuple. E.g. it should be valid to call f(*primals).")
+    p_leaves, p_spec = tree_flatten(primals)
+    t_leaves, t_spec = tree_flatten(tangents)
+    if p_spec != t_spec:
+        raise RuntimeError(f"{_PREFIX}Expected primals and tangents to have the same python structure. For "
+                           "example, if primals is a tuple of 3 tensors, tangents also must be. Got primals with "
+                           f"structure {p_spec} and tangents with structure {t_spec}")
+    if not p_leaves:
+        raise RuntimeError(f"{_PREFIX}Expected primals to contain at least one Tensor.")
+    _check_tree_of_tensors(p_leaves, "primals")
+    _check_tree_of_tensors(t_leaves, "tangents")
+    if fwAD._current_level >= 0:
+        raise RuntimeError("Nested forward mode AD is not supported at the moment\nminigrad.func.jvp: minigrad "
+                           "has one dual level at a time, so jvp (or jacfwd) cannot run inside another; use "
+                           "jacfwd(jacrev(f)) or jacrev for the outer derivative.")
+    with fwAD.dual_level(), transform("jvp"):
+        duals = [fwAD.make_dual(p, t) for p, t in zip(p_leaves, t_leaves)]
+        out = func(*tree_unflatten(duals, p_spec))
+        out, aux = _split_aux(out, has_aux, _PREFIX)
+        o_leaves, o_spec = _outputs(out, _PREFIX)
+        primals_out, tangents_out = [], []
+        for o in o_leaves:
+            p, t = fwAD.unpack_dual(o)
+            primals_out.append(p)
+            tangents_out.append(t if t is not None else Tensor._wrap(np.zeros_like(o._data)))
+        if has_aux:
+            aux = _detach_tree(aux)
+    if not any(x._rg for x in p_leaves + t_leaves):  # nothing outside to differentiate: plain results
+        primals_out = [o.detach() for o in primals_out]
+        tangents_out = [t.detach() for t in tangents_out]
+    result = (tree_unflatten(primals_out, o_spec), tree_unflatten(tangents_out, o_spec))
+    return result + (aux,) if has_aux else result
+
+
+def jacfwd(func: Callable, argnums: int | tuple = 0, has_aux: bool = False, *, randomness: str = "error") -> Callable:
+    """A function returning the Jacobian of ``func`` with respect to ``argnums``, by forward mode.
+
+    The Jacobian of an output of shape ``O`` with respect to an input of shape ``I`` has shape
+    ``O + I``; one jvp per input element gives one column (the vmap of PyTorch, as a loop here).
+    """
+    from ._reverse import _check_argnums
+
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. Got {randomness}")
+
+    @functools.wraps(func)
+    def wrapper(*args):
+        nums = _check_argnums(argnums, len(args))
+        chosen = nums if isinstance(nums, tuple) else (nums,)
+        diff = [args[i] for i in chosen]
+        d_leaves, d_spec = tree_flatten(tuple(diff))
+        for x in d_leaves:
+            if not isinstance(x, Tensor):
+                raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
+
+        def f_of(*leaves):
+            full = list(args)
+            for i, v in zip(chosen, tree_unflatten(list(leaves), d_spec)):
+                full[i] = v
+            return func(*full)
+
+        zeros = [Tensor._wrap(np.zeros_like(x._data)) for x in d_leaves]
+        columns = []  # per input leaf: list of (output leaves' tangents) per element
+        value = aux = o_spec = None
+        for k, x in enumerate(d_leaves):
+            cols = []
+            for j in range(x._data.size):
+                basis = np.zeros(x._data.size, dtype=x._data.dtype)
+                basis[j] = 1
+                tans = list(zeros)
+                tans[k] = Tensor._wrap(basis.reshape(x._data.shape))
+                res = jvp(f_of, tuple(d_leaves), tuple(tans), has_aux=has_aux)
+                out, tan = res[0], res[1]
+                if has_aux:
+                    aux = res[2]
+                o_leaves, o_spec = tree_flatten(out)
+                value = out
+                cols.append(tree_flatten(tan)[0])
+            columns.append(cols)
+        if value is None:  # no input element at all: evaluate once for the output's structure
+            out = f_of(*d_leaves)
+            out, aux = _split_aux(out, has_aux, "jacfwd: ")
+            o_leaves, o_spec = _outputs(out, "")
+        else:
+            o_leaves = tree_flatten(value)[0]
+        per_output = []
+        for m, o in enumerate(o_leaves):
+            jacs = []
+            for x, cols in zip(d_leaves, columns):
+                if cols:  # minigrad ops: the Jacobian stays differentiable (jacrev(jacfwd(f)), backward)
+                    stacked = _ops.stack([c[m] for c in cols], -1)
+                else:
+                    stacked = Tensor._wrap(np.zeros(tuple(o.shape) + (0,), dtype=o._data.dtype))
+                jacs.append(stacked.reshape(tuple(o.shape) + tuple(x.shape)))
+            per_output.append(tree_unflatten(jacs, d_spec) if isinstance(nums, tuple) else jacs[0])
+        jac = tree_unflatten(per_output, o_spec)
+        return (jac, aux) if has_aux else jac
+
+    return wrapper
