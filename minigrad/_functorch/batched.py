@@ -1065,3 +1065,132 @@ def asarray(x, dtype=None):
     if x.__class__ is BatchedArray:
         return x if dtype is None or x.dtype == dtype else x.astype(dtype)
     return np.asarray(x, dtype=dtype)
+
+
+# --- more array functions ------------------------------------------------------------------------------
+@_rule(np.take)
+def _take(level, a, indices, axis=None, out=None, mode="raise"):
+    if out is not None:
+        raise VmapError("vmap: numpy.take with out= is not batched")
+    if not _is_b(a, level):  # a shared table, per-sample indices (an embedding lookup)
+        ip = indices._p
+        if axis is None:
+            return BatchedArray(np.take(a, ip, mode=mode), level)
+        ax = operator.index(axis) % np.ndim(a)
+        return BatchedArray(np.moveaxis(np.take(a, ip, axis=ax, mode=mode), ax, 0), level)
+    b = a._p.shape[0]
+    if axis is None:
+        flat = a._p.reshape(b, -1)
+        if not _is_b(indices, level):
+            return BatchedArray(np.take(flat, indices, axis=1, mode=mode), level)
+        ip = indices._p
+        res = np.take_along_axis(flat, np.asarray(ip).reshape(b, -1) % max(flat.shape[1], 1)
+                                 if mode == "wrap" else ip.reshape(b, -1), axis=1)
+        return BatchedArray(res.reshape(ip.shape), level)
+    ax = _axis1(axis, a.ndim)
+    if not _is_b(indices, level):
+        return BatchedArray(np.take(a._p, indices, axis=ax, mode=mode), level)
+    return _getitem(a, (slice(None),) * (ax - 1) + (indices,))
+
+
+@_rule(np.take_along_axis)
+def _take_along_axis(level, arr, indices, axis=-1):
+    b = _bsize(level, arr, indices)
+    if axis is None:
+        pa = _materialize(arr, level, b).reshape(b, -1)
+        return BatchedArray(np.take_along_axis(pa, _materialize(indices, level, b).reshape(b, -1), axis=1), level)
+    n = _ndim(arr)
+    return BatchedArray(np.take_along_axis(_materialize(arr, level, b), _materialize(indices, level, b),
+                                           axis=_axis1(axis, n)), level)
+
+
+@_rule(np.put_along_axis)
+def _put_along_axis(level, arr, indices, values, axis):
+    if not _is_b(arr, level):
+        raise VmapError("vmap: numpy.put_along_axis writes batched values into an unbatched array")
+    b = arr._p.shape[0]
+    idx = _materialize(indices, level, b)
+    vals = _pad(values, level, arr.ndim) if _is_b(values, level) else values
+    np.put_along_axis(arr._p, idx, vals, axis=_axis1(axis, arr.ndim))
+
+
+@_rule(np.copyto)
+def _copyto(level, dst, src, casting="same_kind", where=True):
+    if not _is_b(dst, level):
+        b = _bsize(level, src, where)
+        raise VmapError(f"output with shape {list(np.shape(dst))} doesn't match the broadcast shape "
+                        f"{[b] + list(np.shape(dst))}")
+    n = dst.ndim
+    np.copyto(dst._p, _pad(src, level, n), casting=casting, where=_pad(where, level, n))
+
+
+def _stacked_tuple(np_fn):
+    def rule(level, a, *args, **kwargs):
+        res = np_fn(a._p, *args, **kwargs)
+        if isinstance(res, tuple):
+            return type(res)(*(BatchedArray(r, level) for r in res)) if hasattr(res, "_fields") else tuple(
+                BatchedArray(r, level) for r in res)
+        return BatchedArray(res, level)
+    return rule
+
+
+for _f in (np.linalg.svd, np.linalg.qr, np.linalg.eigh, np.linalg.eig, np.linalg.eigvals, np.linalg.pinv,
+           np.linalg.slogdet, np.linalg.matrix_power):
+    _FUNCTIONS[_f] = _stacked_tuple(_f)
+
+
+@_rule(np.linalg.matrix_rank)
+def _matrix_rank(level, A, *args, **kwargs):
+    return BatchedArray(np.linalg.matrix_rank(A._p, *args, **kwargs), level)
+
+
+def on_physical(axis_arg: int | None = None):
+    """Decorate a NumPy helper of the ops that is elementwise in its array arguments, except along the axis
+    given as positional argument ``axis_arg``: under vmap it runs once on the physical arrays (batch dim
+    first, shared arrays broadcast to the batch), its axis shifted past the batch dim.
+
+    Why: a few helpers branch on the data (``if mask.any()``) or pick values with boolean masks, which a
+    batched array cannot do per sample; on the physical arrays the same vectorized code serves every sample.
+    No cost outside vmap beyond one check of the arguments.
+    """
+    def deco(fn):
+        import functools
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            level = 0
+            for x in args:
+                if x.__class__ is BatchedArray and x._level > level:
+                    level = x._level
+            if not level:
+                return fn(*args, **kwargs)
+            b = _bsize(level, *args)
+            n = max(_ndim(x) for x in args if isinstance(x, (np.ndarray, BatchedArray)))
+            new = []
+            for k, x in enumerate(args):
+                if k == axis_arg:
+                    new.append(_axis1(x, n))
+                elif _is_b(x, level):
+                    new.append(_pad(x, level, n))
+                elif isinstance(x, (np.ndarray, BatchedArray)):
+                    new.append(np.broadcast_to(x, (b,) + (1,) * (n - _ndim(x)) + tuple(_shape(x))))
+                else:
+                    new.append(x)
+            res = fn(*new, **kwargs)
+            return tuple(BatchedArray(r, level) for r in res) if isinstance(res, tuple) else BatchedArray(res, level)
+        return wrapper
+    return deco
+
+
+def array(x, dtype=None):
+    """``np.array`` (a copy) that leaves a batched array batched."""
+    if x.__class__ is BatchedArray:
+        return x.astype(dtype) if dtype is not None else x.copy()
+    return np.array(x, dtype=dtype)
+
+
+def values_of(x):
+    """All the values of ``x`` as one ndarray (every sample of every level): for checks such as index bounds."""
+    while x.__class__ is BatchedArray:
+        x = x._p
+    return x

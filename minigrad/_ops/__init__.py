@@ -41,12 +41,12 @@ def _t(x) -> Tensor:
 
 
 def _binary_op(tensor_cls, scalar_cls):
-    def op(a, b):
-        if not isinstance(a, Tensor):
-            a = _t(a)
-        if isinstance(b, Tensor):
-            return tensor_cls.apply(a, b)
-        return scalar_cls.apply(a, b)
+    def op(input, other):
+        if not isinstance(input, Tensor):
+            input = _t(input)
+        if isinstance(other, Tensor):
+            return tensor_cls.apply(input, other)
+        return scalar_cls.apply(input, other)
 
     return op
 
@@ -59,16 +59,16 @@ pow = _binary_op(Pow, PowScalar)  # noqa: A001
 subtract, multiply, divide, true_divide = sub, mul, div, div
 
 
-def neg(a):
-    return Neg.apply(a)
+def neg(input):
+    return Neg.apply(input)
 
 
 def _unary(cls):
-    def op(a):
-        if not isinstance(a, Tensor):
-            raise TypeError(f"{op.__name__}(): argument 'input' (position 1) must be Tensor, not {type(a).__name__}"
+    def op(input):
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{op.__name__}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
                             f"\nminigrad.{op.__name__} takes a tensor; wrap numbers with minigrad.tensor(...).")
-        return _apply_first(cls, a)
+        return _apply_first(cls, input)
 
     op.__name__ = cls.__name__.lower()
     op.__doc__ = f"Elementwise {cls.__name__.lower()} (differentiable)."
@@ -83,102 +83,102 @@ exp, log, log1p, sqrt, abs, sin, cos, tanh, sinh, cosh, sigmoid, relu, sign = ( 
     el.Reciprocal, el.Rsqrt, el.Deg2rad, el.Rad2deg, el.Ceil, el.Floor, el.Trunc))
 
 
-def clamp(a, min=None, max=None):  # noqa: A002
-    return Clamp.apply(a, min, max)
+def clamp(input, min=None, max=None):  # noqa: A002
+    return Clamp.apply(input, min, max)
 
 
 clip = clamp
 
 
-def maximum(a, b):
-    return Maximum.apply(_t(a), _t(b))
+def maximum(input, other):
+    return Maximum.apply(_t(input), _t(other))
 
 
-def minimum(a, b):
-    return Minimum.apply(_t(a), _t(b))
+def minimum(input, other):
+    return Minimum.apply(_t(input), _t(other))
 
 
-def sum(a, dim=None, keepdim=False, dtype=None):  # noqa: A001
+def sum(input, dim=None, keepdim=False, dtype=None):  # noqa: A001
     if dtype is not None:
-        a = a.to(dtype)
-    return (Sum if dim is None else SumDim).apply(a, dim, keepdim)
+        input = input.to(dtype)
+    return (Sum if dim is None else SumDim).apply(input, dim, keepdim)
 
 
-def cumsum(a, dim, dtype=None):
+def cumsum(input, dim, dtype=None):
     if dtype is not None:
-        a = a.to(dtype)
-    return CumSum.apply(a, dim)
+        input = input.to(dtype)
+    return CumSum.apply(input, dim)
 
 
-def mean(a, dim=None, keepdim=False, dtype=None):
+def mean(input, dim=None, keepdim=False, dtype=None):
     if dtype is not None:
-        a = a.to(dtype)
-    return (Mean if dim is None else MeanDim).apply(a, dim, keepdim)
+        input = input.to(dtype)
+    return (Mean if dim is None else MeanDim).apply(input, dim, keepdim)
 
 
-def amax(a, dim=None, keepdim=False):
-    return Amax.apply(a, dim, keepdim)
+def amax(input, dim=None, keepdim=False):
+    return Amax.apply(input, dim, keepdim)
 
 
-def amin(a, dim=None, keepdim=False):
-    return Amin.apply(a, dim, keepdim)
+def amin(input, dim=None, keepdim=False):
+    return Amin.apply(input, dim, keepdim)
 
 
-def softmax(a, dim):
-    return Softmax.apply(a, dim)
+def softmax(input, dim):
+    return Softmax.apply(input, dim)
 
 
-def log_softmax(a, dim):
-    return LogSoftmax.apply(a, dim)
+def log_softmax(input, dim):
+    return LogSoftmax.apply(input, dim)
 
 
-def reshape(a, *shape):
+def reshape(input, *shape):
     shape = _size_args(shape)
-    if not a._data.flags.c_contiguous and a._data.ndim > 1:
+    if not input._data.flags.c_contiguous and input._data.ndim > 1:
         try:
-            np.reshape(a._data, shape, copy=False)
+            np.reshape(input._data, shape, copy=False)
         except ValueError:  # not expressible as a view: PyTorch copies (CloneBackward0 + UnsafeViewBackward0)
             from .rearrange import UnsafeView
 
-            return UnsafeView.apply(Clone.apply(a), shape)
-    return View.apply(a, shape)
+            return UnsafeView.apply(Clone.apply(input), shape)
+    return View.apply(input, shape)
 
 
 def view(a, *shape):
     return View.apply(a, _size_args(shape))
 
 
-def flatten(a, start_dim=0, end_dim=-1):
-    shape = a._data.shape
+def flatten(input, start_dim=0, end_dim=-1):
+    shape = input._data.shape
     if not shape:
-        return View.apply(a, (1,))
+        return View.apply(input, (1,))
     s, e = _wrap_dim(start_dim, len(shape), "flatten"), _wrap_dim(end_dim, len(shape), "flatten")
     if s >= e:
-        return a if s == e else View.apply(a, shape)
+        return input if s == e else View.apply(input, shape)
     new = shape[:s] + (int(np.prod(shape[s:e + 1])),) + shape[e + 1:]
-    return View.apply(a, new)
+    return View.apply(input, new)
 
 
-def transpose(a, dim0, dim1):
-    return Transpose.apply(a, dim0, dim1)
+def transpose(input, dim0, dim1):
+    return Transpose.apply(input, dim0, dim1)
 
 
-def t(a):
-    if a._data.ndim > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {a._data.ndim}D")
-    return Transpose.apply(a, 0, -1) if a._data.ndim == 2 else a
+def t(input):
+    if input._data.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input._data.ndim}D")
+    return Transpose.apply(input, 0, -1) if input._data.ndim == 2 else input
 
 
-def permute(a, *dims):
-    return Permute.apply(a, _size_args(dims))
+def permute(input, *dims):
+    return Permute.apply(input, _size_args(dims))
 
 
-def squeeze(a, dim=None):
-    return (Squeeze if dim is None else SqueezeDim).apply(a, dim)
+def squeeze(input, dim=None):
+    return (Squeeze if dim is None else SqueezeDim).apply(input, dim)
 
 
-def unsqueeze(a, dim):
-    return Unsqueeze.apply(a, dim)
+def unsqueeze(input, dim):
+    return Unsqueeze.apply(input, dim)
 
 
 def expand(a, *sizes):
@@ -189,8 +189,8 @@ def expand_as(a, other):
     return Expand.apply(a, other._data.shape)
 
 
-def broadcast_to(a, shape):
-    return Expand.apply(a, tuple(shape))
+def broadcast_to(input, size):
+    return Expand.apply(input, tuple(size))
 
 
 def cat(tensors, dim=0):
@@ -204,20 +204,20 @@ def stack(tensors, dim=0):
     return Stack.apply(dim, *tensors)
 
 
-def narrow(a, dim, start, length):
-    if a._data.ndim == 0:
+def narrow(input, dim, start, length):
+    if input._data.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.\nnarrow takes a range along a dimension; "
                            "this tensor has none.")
-    d = _wrap_dim(dim, a._data.ndim, "narrow")
-    return Slice.apply(a, (slice(None),) * d + (slice(start, start + length),))
+    d = _wrap_dim(dim, input._data.ndim, "narrow")
+    return Slice.apply(input, (slice(None),) * d + (slice(start, start + length),))
 
 
-def select(a, dim, index):
-    if a._data.ndim == 0:
+def select(input, dim, index):
+    if input._data.ndim == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.\nselect picks an entry along a dimension; "
                          "this tensor has none.")
-    d = _wrap_dim(dim, a._data.ndim, "select")
-    return Select.apply(a, (slice(None),) * d + (index,))
+    d = _wrap_dim(dim, input._data.ndim, "select")
+    return Select.apply(input, (slice(None),) * d + (index,))
 
 
 def index(a, idx):
@@ -225,51 +225,51 @@ def index(a, idx):
     return _basic_index_cls(idx).apply(a, idx)
 
 
-def clone(a):
-    return Clone.apply(a)
+def clone(input):
+    return Clone.apply(input)
 
 
-def detach(a):
-    return a.detach()
+def detach(input):
+    return input.detach()
 
 
 def linear(x, weight, bias=None):
     return Linear.apply(x, weight, bias)
 
 
-def square(a):
-    return PowScalar.apply(a, 2)
+def square(input):
+    return PowScalar.apply(input, 2)
 
 
 
 
-def norm(a, p="fro", dim=None, keepdim=False, dtype=None):
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """The vector p-norm over ``dim`` (all elements if None): p = 2 / "fro", inf, -inf, 0 or any other number."""
-    if a._data.dtype.kind != "f":
+    if input._data.dtype.kind != "f":
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
-                           f"{_TORCH_TYPE[a._data.dtype.name]}\nnorm: convert first, e.g. x.float().norm().")
+                           f"{_TORCH_TYPE[input._data.dtype.name]}\nnorm: convert first, e.g. x.float().norm().")
     if dtype is not None:
-        a = a.to(dtype)
+        input = input.to(dtype)
     if p == "fro" or p == 2:
-        return Norm2.apply(a, dim, keepdim)
+        return Norm2.apply(input, dim, keepdim)
     if isinstance(p, str):
         raise NotImplementedError(f"minigrad's norm takes p = 'fro' or a number, got p={p!r}\n"
                                   "For matrix norms such as 'nuc', use numpy.linalg.norm on t.detach().numpy().")
     if p == float("inf"):
-        return a.abs().amax(dim, keepdim)
+        return input.abs().amax(dim, keepdim)
     if p == float("-inf"):
-        return a.abs().amin(dim, keepdim)
+        return input.abs().amin(dim, keepdim)
     if p == 0:  # the number of nonzero entries; its gradient is 0, as in PyTorch
-        return (a * 0).sum(dim, keepdim) + _wrap((a._data != 0).sum(axis=_axes(dim, a._data.ndim, "norm"),
-                                                                      keepdims=keepdim).astype(a._data.dtype))
-    return (a.abs() ** p).sum(dim, keepdim) ** (1.0 / p)
+        return (input * 0).sum(dim, keepdim) + _wrap((input._data != 0).sum(axis=_axes(dim, input._data.ndim, "norm"),
+                                                                      keepdims=keepdim).astype(input._data.dtype))
+    return (input.abs() ** p).sum(dim, keepdim) ** (1.0 / p)
 
 
-def var(a, dim=None, unbiased=True, keepdim=False, correction=None, *, _name="var"):
-    axes = _axes(dim, a._data.ndim, _name)
-    n = int(np.prod([a._data.shape[d] for d in axes], dtype=np.int64))
+def var(input, dim=None, unbiased=True, keepdim=False, correction=None, *, _name="var"):
+    axes = _axes(dim, input._data.ndim, _name)
+    n = int(np.prod([input._data.shape[d] for d in axes], dtype=np.int64))
     ddof = (1 if unbiased else 0) if correction is None else correction
-    d = a - a.mean(dim, keepdim=True)
+    d = input - input.mean(dim, keepdim=True)
     if n - ddof > 0:
         return (d * d).sum(dim, keepdim) / (n - ddof)
     warnings.warn(f"{_name}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
@@ -278,18 +278,18 @@ def var(a, dim=None, unbiased=True, keepdim=False, correction=None, *, _name="va
         return (d * d).sum(dim, keepdim) / 0.0  # nan (inf where the squares do not sum to 0), as in PyTorch
 
 
-def std(a, dim=None, unbiased=True, keepdim=False, correction=None):
-    return var(a, dim, unbiased, keepdim, correction, _name="std").sqrt()
+def std(input, dim=None, unbiased=True, keepdim=False, correction=None):
+    return var(input, dim, unbiased, keepdim, correction, _name="std").sqrt()
 
 
-def logsumexp(a, dim, keepdim=False):
+def logsumexp(input, dim, keepdim=False):
     """log(sum(exp(a))) over ``dim``, shifted by the maximum so that nothing overflows."""
-    x = a._data
+    x = input._data
     axes = _axes(dim, x.ndim, "logsumexp")
     m = np.max(x, axis=axes, keepdims=True, initial=-np.inf) if x.size else np.zeros(_kept_shape(x.shape, axes), x.dtype)
     m = np.where(np.isfinite(m), m, 0).astype(x.dtype, copy=False)  # all -inf (or an inf): shift by 0, as PyTorch
     with np.errstate(divide="ignore"):
-        out = (a - _wrap(m)).exp().sum(axes, keepdim=True).log() + _wrap(m)
+        out = (input - _wrap(m)).exp().sum(axes, keepdim=True).log() + _wrap(m)
     return out if keepdim else out.reshape([s for i, s in enumerate(x.shape) if i not in axes])
 
 
@@ -466,86 +466,86 @@ moveaxis, swapaxes, swapdims = movedim, transpose, transpose
 ger = outer
 
 
-def clamp_min(a, min):  # noqa: A002
-    return Clamp.apply(a, min, None)
+def clamp_min(input, min):  # noqa: A002
+    return Clamp.apply(input, min, None)
 
 
-def clamp_max(a, max):  # noqa: A002
-    return Clamp.apply(a, None, max)
+def clamp_max(input, max):  # noqa: A002
+    return Clamp.apply(input, None, max)
 
 
-def positive(a):
-    return a
+def positive(input):
+    return input
 
 
-def sgn(a):
-    return Sign.apply(a)
+def sgn(input):
+    return Sign.apply(input)
 
 
-def float_power(a, b):
-    a = a.to(_F64_DTYPE) if isinstance(a, Tensor) else a
-    b = b.to(_F64_DTYPE) if isinstance(b, Tensor) else b
-    return a ** b if isinstance(a, Tensor) else _t(np.float64(a)) ** b
+def float_power(input, exponent):
+    input = input.to(_F64_DTYPE) if isinstance(input, Tensor) else input
+    exponent = exponent.to(_F64_DTYPE) if isinstance(exponent, Tensor) else exponent
+    return input ** exponent if isinstance(input, Tensor) else _t(np.float64(input)) ** exponent
 
 
-def floor_divide(a, b):
+def floor_divide(input, other):
     """Rounding toward minus infinity (PyTorch >= 1.13); no gradient (PyTorch's is not implemented either)."""
-    a = _t(a)
-    return _arith_binary("floor_divide", np.floor_divide, a, el.operand(b, a))  # PyTorch's dtype promotion
+    input = _t(input)
+    return _arith_binary("floor_divide", np.floor_divide, input, el.operand(other, input))  # PyTorch's dtype promotion
 
 
-def xlogy(a, b):
+def xlogy(input, other):
     """a * log(b), with 0 where a == 0 (even where b is 0 or nan is not involved)."""
-    b = b if isinstance(b, Tensor) else el.operand(b, a)
-    if a._data.dtype.kind != "f" and b._data.dtype.kind != "f":  # integers: the default float, as PyTorch
-        a = a.to(_dt.get_default_dtype())
-    safe_b = where(a == 0, 1.0, b)
-    out = a * safe_b.log()
-    return where(a == 0, _wrap(np.zeros((), out._data.dtype)), out)
+    other = other if isinstance(other, Tensor) else el.operand(other, input)
+    if input._data.dtype.kind != "f" and other._data.dtype.kind != "f":  # integers: the default float, as PyTorch
+        input = input.to(_dt.get_default_dtype())
+    safe_b = where(input == 0, 1.0, other)
+    out = input * safe_b.log()
+    return where(input == 0, _wrap(np.zeros((), out._data.dtype)), out)
 
 
-def diff(a, n: int = 1, dim: int = -1, prepend=None, append=None):
-    if a._data.ndim == 0:
+def diff(input, n: int = 1, dim: int = -1, prepend=None, append=None):
+    if input._data.ndim == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
     if prepend is not None or append is not None:
-        parts = [p for p in (prepend, a, append) if p is not None]
-        a = cat(parts, dim)
+        parts = [p for p in (prepend, input, append) if p is not None]
+        input = cat(parts, dim)
     for _ in range(n):
-        k = a._data.shape[_wrap_dim(dim, a._data.ndim, "diff")]
-        a = a.narrow(dim, 1, k - 1) - a.narrow(dim, 0, k - 1)
-    return a
+        k = input._data.shape[_wrap_dim(dim, input._data.ndim, "diff")]
+        input = input.narrow(dim, 1, k - 1) - input.narrow(dim, 0, k - 1)
+    return input
 
 
-def nansum(a, dim=None, keepdim=False, dtype=None):
+def nansum(input, dim=None, keepdim=False, dtype=None):
     """The sum with NaNs counted as 0 (their gradient is 0 too)."""
-    return sum(where(a.isnan(), 0.0, a), dim, keepdim, dtype)
+    return sum(where(input.isnan(), 0.0, input), dim, keepdim, dtype)
 
 
-def nanmean(a, dim=None, keepdim=False, dtype=None):
-    keep = a.isnan().logical_not()
-    return nansum(a, dim, keepdim, dtype) / keep.sum(dim, keepdim)
+def nanmean(input, dim=None, keepdim=False, dtype=None):
+    keep = input.isnan().logical_not()
+    return nansum(input, dim, keepdim, dtype) / keep.sum(dim, keepdim)
 
 
-def aminmax(a, *, dim=None, keepdim=False):  # noqa: D103
+def aminmax(input, *, dim=None, keepdim=False):  # noqa: D103
     from collections import namedtuple
 
     pair = namedtuple("aminmax", ["min", "max"])
-    return pair(amin(a, dim, keepdim), amax(a, dim, keepdim))
+    return pair(amin(input, dim, keepdim), amax(input, dim, keepdim))
 
 
-def logcumsumexp(a, dim):
+def logcumsumexp(input, dim):
     """log(cumsum(exp(a))) along dim, as a running logaddexp (stable for any spread of values)."""
     from .special import LogCumSumExp
 
-    return LogCumSumExp.apply(a, dim)
+    return LogCumSumExp.apply(input, dim)
 
 
-def cummax(a, dim):
-    return _cum_extreme(a, dim, np.maximum, "cummax")
+def cummax(input, dim):
+    return _cum_extreme(input, dim, np.maximum, "cummax")
 
 
-def cummin(a, dim):
-    return _cum_extreme(a, dim, np.minimum, "cummin")
+def cummin(input, dim):
+    return _cum_extreme(input, dim, np.minimum, "cummin")
 
 
 def _cum_extreme(a, dim, ufunc, name):
@@ -565,17 +565,17 @@ def _cum_extreme(a, dim, ufunc, name):
     return RETURN_TYPES[name](values, _wrap(idx))
 
 
-def multinomial(probs, num_samples: int, replacement: bool = False, *, generator=None):
+def multinomial(input, num_samples: int, replacement: bool = False, *, generator=None):
     from .._factories import _multinomial
 
-    return _multinomial(probs, num_samples, replacement)
+    return _multinomial(input, num_samples, replacement)
 
 
-def bernoulli(probs, p=None, *, generator=None):
+def bernoulli(input, p=None, *, generator=None):
     from .._factories import _rng
 
-    q = probs._data if p is None else np.full(probs._data.shape, p)
-    return _wrap((_rng[0].random(probs._data.shape) < q).astype(probs._data.dtype))
+    q = input._data if p is None else np.full(input._data.shape, p)
+    return _wrap((_rng[0].random(input._data.shape) < q).astype(input._data.dtype))
 
 
 def type_as(a, other):

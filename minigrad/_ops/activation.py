@@ -256,19 +256,19 @@ def elu(a: Tensor, alpha: float = 1.0) -> Tensor:
     return Elu.apply(a, alpha, 1.0, 1.0)
 
 
-def celu(a: Tensor, alpha: float = 1.0) -> Tensor:
+def celu(input: Tensor, alpha: float = 1.0) -> Tensor:
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU\ncelu(x) = max(0, x) + min(0, alpha * "
                            "(exp(x / alpha) - 1)) divides by alpha.")
-    return Celu.apply(a, alpha, 1.0, 1.0 / alpha)
+    return Celu.apply(input, alpha, 1.0, 1.0 / alpha)
 
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
-def selu(a: Tensor) -> Tensor:
-    return Elu.apply(a, _SELU_ALPHA, _SELU_SCALE, 1.0)
+def selu(input: Tensor) -> Tensor:
+    return Elu.apply(input, _SELU_ALPHA, _SELU_SCALE, 1.0)
 
 
 def softplus(a: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:

@@ -30,86 +30,86 @@ def _compare(op: str, ufunc, a, b) -> Tensor:
         raise _broadcast_error(op, a._data, _asarray(_data(b))) from None
 
 
-def eq(a, b) -> Tensor:
-    return _compare("eq", np.equal, a, b)
+def eq(input, other) -> Tensor:
+    return _compare("eq", np.equal, input, other)
 
 
-def ne(a, b) -> Tensor:
-    return _compare("ne", np.not_equal, a, b)
+def ne(input, other) -> Tensor:
+    return _compare("ne", np.not_equal, input, other)
 
 
-def lt(a, b) -> Tensor:
-    return _compare("lt", np.less, a, b)
+def lt(input, other) -> Tensor:
+    return _compare("lt", np.less, input, other)
 
 
-def le(a, b) -> Tensor:
-    return _compare("le", np.less_equal, a, b)
+def le(input, other) -> Tensor:
+    return _compare("le", np.less_equal, input, other)
 
 
-def gt(a, b) -> Tensor:
-    return _compare("gt", np.greater, a, b)
+def gt(input, other) -> Tensor:
+    return _compare("gt", np.greater, input, other)
 
 
-def ge(a, b) -> Tensor:
-    return _compare("ge", np.greater_equal, a, b)
+def ge(input, other) -> Tensor:
+    return _compare("ge", np.greater_equal, input, other)
 
 
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 
 
-def isclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
+def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
     """|a - b| <= atol + rtol |b|, elementwise (the tensors must have the same dtype, as in PyTorch)."""
-    if a._data.dtype != b._data.dtype:
-        raise RuntimeError(f"{_TORCH_TYPE.get(a.dtype.name)} did not match {_TORCH_TYPE.get(b.dtype.name)}\n"
-                           f"isclose compares tensors of one dtype; got {a.dtype} and {b.dtype}.")
+    if input._data.dtype != other._data.dtype:
+        raise RuntimeError(f"{_TORCH_TYPE.get(input.dtype.name)} did not match {_TORCH_TYPE.get(other.dtype.name)}\n"
+                           f"isclose compares tensors of one dtype; got {input.dtype} and {other.dtype}.")
     try:
-        return _wrap(np.isclose(a._data, b._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+        return _wrap(np.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
     except ValueError:
-        raise _broadcast_error("isclose", a._data, b._data) from None
+        raise _broadcast_error("isclose", input._data, other._data) from None
 
 
-def isinf(a: Tensor) -> Tensor:
-    return _wrap(np.isinf(a._data))
+def isinf(input: Tensor) -> Tensor:
+    return _wrap(np.isinf(input._data))
 
 
-def isposinf(a: Tensor) -> Tensor:
-    return _wrap(np.isposinf(a._data) if a._data.dtype.kind == "f" else np.zeros(a._data.shape, bool))
+def isposinf(input: Tensor) -> Tensor:
+    return _wrap(np.isposinf(input._data) if input._data.dtype.kind == "f" else np.zeros(input._data.shape, bool))
 
 
-def isneginf(a: Tensor) -> Tensor:
-    return _wrap(np.isneginf(a._data) if a._data.dtype.kind == "f" else np.zeros(a._data.shape, bool))
+def isneginf(input: Tensor) -> Tensor:
+    return _wrap(np.isneginf(input._data) if input._data.dtype.kind == "f" else np.zeros(input._data.shape, bool))
 
 
-def isfinite(a: Tensor) -> Tensor:
-    return _wrap(np.isfinite(a._data))
+def isfinite(input: Tensor) -> Tensor:
+    return _wrap(np.isfinite(input._data))
 
 
-def isnan(a: Tensor) -> Tensor:
-    return _wrap(np.isnan(a._data))
+def isnan(input: Tensor) -> Tensor:
+    return _wrap(np.isnan(input._data))
 
 
-def isreal(a: Tensor) -> Tensor:
-    return _wrap(np.ones(a._data.shape, bool))  # minigrad has no complex dtype
+def isreal(input: Tensor) -> Tensor:
+    return _wrap(np.ones(input._data.shape, bool))  # minigrad has no complex dtype
 
 
-def signbit(a: Tensor) -> Tensor:
-    return _wrap(np.signbit(a._data))
+def signbit(input: Tensor) -> Tensor:
+    return _wrap(np.signbit(input._data))
 
 
-def logical_and(a: Tensor, b) -> Tensor:
-    return _compare("logical_and", np.logical_and, a, b)
+def logical_and(input: Tensor, other) -> Tensor:
+    return _compare("logical_and", np.logical_and, input, other)
 
 
-def logical_or(a: Tensor, b) -> Tensor:
-    return _compare("logical_or", np.logical_or, a, b)
+def logical_or(input: Tensor, other) -> Tensor:
+    return _compare("logical_or", np.logical_or, input, other)
 
 
-def logical_xor(a: Tensor, b) -> Tensor:
-    return _compare("logical_xor", np.logical_xor, a, b)
+def logical_xor(input: Tensor, other) -> Tensor:
+    return _compare("logical_xor", np.logical_xor, input, other)
 
 
-def logical_not(a: Tensor) -> Tensor:
-    return _wrap(np.logical_not(a._data))
+def logical_not(input: Tensor) -> Tensor:
+    return _wrap(np.logical_not(input._data))
 
 
 def _bitwise(op: str, ufunc, a, b) -> Tensor:
@@ -120,22 +120,22 @@ def _bitwise(op: str, ufunc, a, b) -> Tensor:
     return _compare(op, ufunc, a, b)
 
 
-def bitwise_and(a: Tensor, b) -> Tensor:
-    return _bitwise("bitwise_and", np.bitwise_and, a, b)
+def bitwise_and(input: Tensor, other) -> Tensor:
+    return _bitwise("bitwise_and", np.bitwise_and, input, other)
 
 
-def bitwise_or(a: Tensor, b) -> Tensor:
-    return _bitwise("bitwise_or", np.bitwise_or, a, b)
+def bitwise_or(input: Tensor, other) -> Tensor:
+    return _bitwise("bitwise_or", np.bitwise_or, input, other)
 
 
-def bitwise_xor(a: Tensor, b) -> Tensor:
-    return _bitwise("bitwise_xor", np.bitwise_xor, a, b)
+def bitwise_xor(input: Tensor, other) -> Tensor:
+    return _bitwise("bitwise_xor", np.bitwise_xor, input, other)
 
 
-def bitwise_not(a: Tensor) -> Tensor:
-    if a._data.dtype.kind == "f":
-        raise NotImplementedError(f'"bitwise_not_cpu" not implemented for \'{_TORCH_TYPE.get(a.dtype.name)}\'')
-    return _wrap(np.invert(a._data))
+def bitwise_not(input: Tensor) -> Tensor:
+    if input._data.dtype.kind == "f":
+        raise NotImplementedError(f'"bitwise_not_cpu" not implemented for \'{_TORCH_TYPE.get(input.dtype.name)}\'')
+    return _wrap(np.invert(input._data))
 
 
 def _truth(op: str, fn, a: Tensor, dim, keepdim: bool) -> Tensor:
@@ -146,17 +146,17 @@ def _truth(op: str, fn, a: Tensor, dim, keepdim: bool) -> Tensor:
     return _wrap(_asarray(out, dtype=np.uint8 if x.dtype == np.uint8 else bool))
 
 
-def all(a: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
+def all(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """True where every element (along ``dim``) is nonzero."""
-    return _truth("all", np.all, a, dim, keepdim)
+    return _truth("all", np.all, input, dim, keepdim)
 
 
-def any(a: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
+def any(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """True where some element (along ``dim``) is nonzero."""
-    return _truth("any", np.any, a, dim, keepdim)
+    return _truth("any", np.any, input, dim, keepdim)
 
 
-def count_nonzero(a: Tensor, dim=None) -> Tensor:
-    x = a._data
+def count_nonzero(input: Tensor, dim=None) -> Tensor:
+    x = input._data
     axes = _axes(dim, x.ndim, "count_nonzero")
     return _wrap(_asarray(np.count_nonzero(x, axis=axes), dtype=np.int64))

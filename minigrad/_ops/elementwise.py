@@ -381,49 +381,49 @@ def _tensor_arg(x, op: str, what: str = "input") -> Tensor:
     return x
 
 
-def atan2(a, b):
-    return Atan2.apply(_tensor_arg(a, "atan2"), _tensor_arg(b, "atan2", "other"))
+def atan2(input, other):
+    return Atan2.apply(_tensor_arg(input, "atan2"), _tensor_arg(other, "atan2", "other"))
 
 
-def remainder(a, b):
-    if not isinstance(a, Tensor):  # remainder(number, tensor)
-        return RemainderOfNumber.apply(operand(a, b), b)
-    return (Remainder if isinstance(b, Tensor) else RemainderScalar).apply(a, operand(b, a))
+def remainder(input, other):
+    if not isinstance(input, Tensor):  # remainder(number, tensor)
+        return RemainderOfNumber.apply(operand(input, other), other)
+    return (Remainder if isinstance(other, Tensor) else RemainderScalar).apply(input, operand(other, input))
 
 
-def fmod(a, b):
-    return (Fmod if isinstance(b, Tensor) else FmodScalar).apply(_tensor_arg(a, "fmod"), operand(b, a))
+def fmod(input, other):
+    return (Fmod if isinstance(other, Tensor) else FmodScalar).apply(_tensor_arg(input, "fmod"), operand(other, input))
 
 
-def lerp(start, end, weight):
+def lerp(input, end, weight):
     if isinstance(weight, Tensor):
-        return Lerp.apply(start, end, weight)
-    return LerpScalar.apply(start, end, _wrap(_asarray(weight, dtype=start._data.dtype)))
+        return Lerp.apply(input, end, weight)
+    return LerpScalar.apply(input, end, _wrap(_asarray(weight, dtype=input._data.dtype)))
 
 
-def logaddexp(a, b):
-    return Logaddexp.apply(a, b)
+def logaddexp(input, other):
+    return Logaddexp.apply(input, other)
 
 
-def logaddexp2(a, b):
-    return Logaddexp2.apply(a, b)
+def logaddexp2(input, other):
+    return Logaddexp2.apply(input, other)
 
 
-def hypot(a, b):
-    return Hypot.apply(a, b)
+def hypot(input, other):
+    return Hypot.apply(input, other)
 
 
-def heaviside(a, values):
-    return Heaviside.apply(_tensor_arg(a, "heaviside"), _tensor_arg(values, "heaviside", "values"))
+def heaviside(input, values):
+    return Heaviside.apply(_tensor_arg(input, "heaviside"), _tensor_arg(values, "heaviside", "values"))
 
 
-def round(a, decimals: int = 0):  # noqa: A001
-    return Round.apply(a) if decimals == 0 else RoundDecimals.apply(a, decimals)
+def round(input, decimals: int = 0):  # noqa: A001
+    return Round.apply(input) if decimals == 0 else RoundDecimals.apply(input, decimals)
 
 
-def nan_to_num(a, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None):
-    return NanToNum.apply(a, nan, posinf, neginf)
+def nan_to_num(input, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None):
+    return NanToNum.apply(input, nan, posinf, neginf)
 
 
-def frac(a):
-    return Frac.apply(a)
+def frac(input):
+    return Frac.apply(input)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._functorch.batched import asarray as _asarray  # np.asarray, batched arrays kept (vmap)
+from .._functorch.batched import asarray as _asarray
+from .._functorch.batched import values_of as _values_of  # np.asarray, batched arrays kept (vmap)
 
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.function import Function
@@ -31,6 +32,7 @@ def _index_array(index: Tensor, op: str, allow_int32: bool = True) -> np.ndarray
 
 
 def _check_bounds(i: np.ndarray, size: int, d: int) -> None:
+    i = _values_of(i)  # every sample's indices, under vmap
     if i.size and (i.max() >= size or i.min() < -size):
         bad = int(i.max() if i.max() >= size else i.min())
         raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
@@ -76,7 +78,7 @@ class Gather(Function):
     def backward(ctx, g):
         if not ctx.shape:
             return g, None, None
-        zeros = _wrap(np.zeros(ctx.shape, g._data.dtype))
+        zeros = _wrap(np.zeros_like(g._data, shape=ctx.shape))
         return ScatterAdd.apply(zeros, ctx.d, ctx.index, g), None, None
 
 
@@ -223,7 +225,7 @@ class IndexSelect(Function):
     def backward(ctx, g):
         if not ctx.shape:
             return g, None, None
-        zeros = _wrap(np.zeros(ctx.shape, g._data.dtype))
+        zeros = _wrap(np.zeros_like(g._data, shape=ctx.shape))
         return IndexAdd.apply(zeros, ctx.d, ctx.index, g, 1), None, None
 
 
@@ -339,7 +341,7 @@ class MaskedSelect(Function):
     def backward(ctx, g):
         from .shape import IndexPut
 
-        zeros = _wrap(np.zeros(ctx.mask.shape, g._data.dtype))
+        zeros = _wrap(np.zeros_like(g._data, shape=ctx.mask.shape))
         return IndexPut.apply(zeros, g, ctx.mask), None
 
 
@@ -367,64 +369,64 @@ class Take(Function):
 
 
 # --- plain functions ------------------------------------------------------------------------------------------------
-def gather(a: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
-    return Gather.apply(a, dim, index)
+def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
+    return Gather.apply(input, dim, index)
 
 
-def take_along_dim(a: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
+def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
     if dim is None:
-        return Take.apply(a, indices.reshape(-1))
-    d = _wrap_dim(dim, a._data.ndim, "take_along_dim")
-    sa, si = list(a._data.shape), list(indices._data.shape)
+        return Take.apply(input, indices.reshape(-1))
+    d = _wrap_dim(dim, input._data.ndim, "take_along_dim")
+    sa, si = list(input._data.shape), list(indices._data.shape)
     sa[d] = si[d] = 1
     try:
         common = np.broadcast_shapes(tuple(sa), tuple(si))
     except ValueError:
-        raise _broadcast_error("take_along_dim", a._data, indices._data) from None
-    a_shape = common[:d] + (a._data.shape[d],) + common[d + 1:]
+        raise _broadcast_error("take_along_dim", input._data, indices._data) from None
+    a_shape = common[:d] + (input._data.shape[d],) + common[d + 1:]
     i_shape = common[:d] + (indices._data.shape[d],) + common[d + 1:]
-    if a._data.shape != a_shape:
-        a = a.expand(a_shape)
+    if input._data.shape != a_shape:
+        input = input.expand(a_shape)
     idx = indices if indices._data.shape == i_shape else Tensor._wrap(np.broadcast_to(indices._data, i_shape))
-    return Gather.apply(a, d, idx)
+    return Gather.apply(input, d, idx)
 
 
-def take(a: Tensor, index: Tensor) -> Tensor:
-    return Take.apply(a, index)
+def take(input: Tensor, index: Tensor) -> Tensor:
+    return Take.apply(input, index)
 
 
-def scatter(a: Tensor, dim: int, index: Tensor, src=None, *, value=None, reduce: str | None = None) -> Tensor:
+def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, reduce: str | None = None) -> Tensor:
     if src is None:
         src = value
     if reduce is not None:
         if reduce not in ("add", "multiply"):
             raise RuntimeError(f"reduce argument must be either add or multiply.\nGot reduce={reduce!r}.")
-        return ScatterReduceAdd.apply(a, dim, index, src, reduce)
-    return (Scatter if isinstance(src, Tensor) else ScatterValue).apply(a, dim, index, src)
+        return ScatterReduceAdd.apply(input, dim, index, src, reduce)
+    return (Scatter if isinstance(src, Tensor) else ScatterValue).apply(input, dim, index, src)
 
 
-def scatter_add(a: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
-    return ScatterAdd.apply(a, dim, index, src)
+def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    return ScatterAdd.apply(input, dim, index, src)
 
 
-def index_select(a: Tensor, dim: int, index: Tensor) -> Tensor:
-    return IndexSelect.apply(a, dim, index)
+def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    return IndexSelect.apply(input, dim, index)
 
 
-def index_add(a: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
-    return IndexAdd.apply(a, dim, index, source, alpha)
+def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
+    return IndexAdd.apply(input, dim, index, source, alpha)
 
 
-def index_fill(a: Tensor, dim: int, index: Tensor, value) -> Tensor:
-    return IndexFill.apply(a, dim, index, value.item() if isinstance(value, Tensor) else value)
+def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
+    return IndexFill.apply(input, dim, index, value.item() if isinstance(value, Tensor) else value)
 
 
-def masked_fill(a: Tensor, mask: Tensor, value) -> Tensor:
-    return (MaskedFillTensor if isinstance(value, Tensor) else MaskedFill).apply(a, mask, value)
+def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
+    return (MaskedFillTensor if isinstance(value, Tensor) else MaskedFill).apply(input, mask, value)
 
 
-def masked_select(a: Tensor, mask: Tensor) -> Tensor:
-    return MaskedSelect.apply(a, mask)
+def masked_select(input: Tensor, mask: Tensor) -> Tensor:
+    return MaskedSelect.apply(input, mask)
 
 
 # in place: the same ops, written into the tensor (version counter, leaf checks: _ops._run_inplace)

@@ -106,7 +106,7 @@ class Embedding(Function):
         i, n = ctx.indices, ctx.n
         d = g._data.shape[-1]
         if not _GradMode.enabled:
-            out = np.zeros((n, d), g._data.dtype)
+            out = np.zeros_like(g._data, shape=(n, d))
             np.add.at(out, i.reshape(-1), g._data.reshape(-1, d))
             if ctx.padding_idx is not None:
                 out[ctx.padding_idx] = 0
@@ -118,7 +118,7 @@ class Embedding(Function):
         if ctx.padding_idx is not None:
             keep = (flat % n) != (ctx.padding_idx % n)
             gg = gg * _wrap(keep[:, None].astype(g._data.dtype))
-        zeros = _wrap(np.zeros((n, d), g._data.dtype))
+        zeros = _wrap(np.zeros_like(g._data, shape=(n, d)))
         return None, IndexAdd.apply(zeros, 0, _wrap(flat.astype(np.int64)), gg, 1), None
 
 

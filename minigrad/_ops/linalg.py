@@ -113,12 +113,12 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002  (PyTorch's pa
     return MatMul.apply(a, b)
 
 
-def mm(a: Tensor, b: Tensor) -> Tensor:
-    if a._data.ndim != 2 or b._data.ndim != 2:
+def mm(a: Tensor, mat2: Tensor) -> Tensor:
+    if a._data.ndim != 2 or mat2._data.ndim != 2:
         raise RuntimeError(f"{'self' if a._data.ndim != 2 else 'mat2'} must be a matrix\nmm: both arguments must "
-                           f"be 2-D matrices, got shapes {list(a.shape)} and {list(b.shape)}; use matmul (@) for "
+                           f"be 2-D matrices, got shapes {list(a.shape)} and {list(mat2.shape)}; use matmul (@) for "
                            "vectors or batches.")
-    return matmul(a, b)
+    return matmul(a, mat2)
 
 
 class Dot(Function):
@@ -154,5 +154,5 @@ class Dot(Function):
         return (g * b if b is not None else None), (g * a if a is not None else None)
 
 
-def dot(a: Tensor, b: Tensor) -> Tensor:
-    return Dot.apply(a, b)
+def dot(input: Tensor, other: Tensor) -> Tensor:
+    return Dot.apply(input, other)

@@ -289,7 +289,7 @@ class DiagonalScatter(Function):
     @staticmethod
     def forward(ctx, g, shape, offset, d1, d2):
         ctx.args = (offset, d1, d2)
-        out = np.zeros(shape, g._data.dtype)
+        out = np.zeros_like(g._data, shape=shape)
         diagonal_view(out, offset, d1, d2)[...] = g._data
         return _wrap(out)
 
@@ -488,26 +488,26 @@ def tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:
     return Einsum.apply((["".join(la), "".join(lb)], "".join(out)), a, b)
 
 
-def inner(a: Tensor, b: Tensor) -> Tensor:
-    if a.ndim == 0 or b.ndim == 0:
-        return a * b
-    return tensordot(a, b, ([-1], [-1]))
+def inner(input: Tensor, other: Tensor) -> Tensor:
+    if input.ndim == 0 or other.ndim == 0:
+        return input * other
+    return tensordot(input, other, ([-1], [-1]))
 
 
-def outer(a: Tensor, b: Tensor) -> Tensor:
-    for name, t in (("vec1", a), ("vec2", b)):
+def outer(input: Tensor, vec2: Tensor) -> Tensor:
+    for name, t in (("vec1", input), ("vec2", vec2)):
         if t._data.ndim != 1:
             raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {t._data.ndim}-D")
-    return a.reshape(-1, 1) * b
+    return input.reshape(-1, 1) * vec2
 
 
-def kron(a: Tensor, b: Tensor) -> Tensor:
-    n = max(a.ndim, b.ndim)
-    sa = (1,) * (n - a.ndim) + a._data.shape
-    sb = (1,) * (n - b.ndim) + b._data.shape
+def kron(input: Tensor, other: Tensor) -> Tensor:
+    n = max(input.ndim, other.ndim)
+    sa = (1,) * (n - input.ndim) + input._data.shape
+    sb = (1,) * (n - other.ndim) + other._data.shape
     ia = [s for pair in zip(sa, (1,) * n) for s in pair]
     ib = [s for pair in zip((1,) * n, sb) for s in pair]
-    return (a.reshape(ia) * b.reshape(ib)).reshape([x * y for x, y in zip(sa, sb)])
+    return (input.reshape(ia) * other.reshape(ib)).reshape([x * y for x, y in zip(sa, sb)])
 
 
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:  # noqa: A002
@@ -522,76 +522,76 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -
     return input * beta + Bmm.apply(batch1, batch2) * alpha
 
 
-def mv(mat: Tensor, vec: Tensor) -> Tensor:
-    return Mv.apply(mat, vec)
+def mv(input: Tensor, vec: Tensor) -> Tensor:
+    return Mv.apply(input, vec)
 
 
-def bmm(a: Tensor, b: Tensor) -> Tensor:
-    return Bmm.apply(a, b)
+def bmm(input: Tensor, mat2: Tensor) -> Tensor:
+    return Bmm.apply(input, mat2)
 
 
-def trace(a: Tensor) -> Tensor:
-    return Trace.apply(a)
+def trace(input: Tensor) -> Tensor:
+    return Trace.apply(input)
 
 
-def diagonal(a: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
-    return Diagonal.apply(a, offset, dim1, dim2)
+def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    return Diagonal.apply(input, offset, dim1, dim2)
 
 
-def diag_embed(a: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
-    n = a._data.shape[-1] + abs(offset)
-    nd = a._data.ndim + 1
+def diag_embed(input: Tensor, diagonal: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    n = input._data.shape[-1] + abs(diagonal)
+    nd = input._data.ndim + 1
     d1, d2 = _wrap_dim(dim1, nd, "diag_embed"), _wrap_dim(dim2, nd, "diag_embed")
-    shape = list(a._data.shape[:-1])
+    shape = list(input._data.shape[:-1])
     for d in sorted((d1, d2)):
         shape.insert(d, n)
-    return DiagonalScatter.apply(a, tuple(shape), offset, d1, d2)
+    return DiagonalScatter.apply(input, tuple(shape), diagonal, d1, d2)
 
 
-def diag(a: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
-    nd = a._data.ndim
+def diag(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
+    nd = input._data.ndim
     if nd == 1:
-        return diag_embed(a, diagonal, 0, 1)
+        return diag_embed(input, diagonal, 0, 1)
     if nd == 2:
-        return Diagonal.apply(a, diagonal, 0, 1).clone()
+        return Diagonal.apply(input, diagonal, 0, 1).clone()
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {nd}D")
 
 
-def tril(a: Tensor, diagonal: int = 0) -> Tensor:
-    return Tril.apply(a, diagonal)
+def tril(input: Tensor, diagonal: int = 0) -> Tensor:
+    return Tril.apply(input, diagonal)
 
 
-def triu(a: Tensor, diagonal: int = 0) -> Tensor:
-    return Triu.apply(a, diagonal)
+def triu(input: Tensor, diagonal: int = 0) -> Tensor:
+    return Triu.apply(input, diagonal)
 
 
-def det(a: Tensor) -> Tensor:
-    return Det.apply(a)
+def det(input: Tensor) -> Tensor:
+    return Det.apply(input)
 
 
-def inverse(a: Tensor) -> Tensor:
-    return Inverse.apply(a)
+def inverse(input: Tensor) -> Tensor:
+    return Inverse.apply(input)
 
 
 def solve(a: Tensor, b: Tensor) -> Tensor:
     return Solve.apply(a, b)
 
 
-def matrix_power(a: Tensor, n: int) -> Tensor:
-    _square("matrix_power", a)
+def matrix_power(input: Tensor, n: int) -> Tensor:
+    _square("matrix_power", input)
     if n == 0:
-        return a * 0 + _wrap(np.eye(a._data.shape[-1], dtype=a._data.dtype))
+        return input * 0 + _wrap(np.eye(input._data.shape[-1], dtype=input._data.dtype))
     if n < 0:
-        a, n = Inverse.apply(a), -n
-    out = a
+        input, n = Inverse.apply(input), -n
+    out = input
     for _ in range(n - 1):  # one matmul per power (n is small); PyTorch shows MmBackward0 nodes too
-        out = out @ a
+        out = out @ input
     return out
 
 
-def cross(a: Tensor, b: Tensor, dim: int | None = None) -> Tensor:
+def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
     if dim is None:
-        shape = np.broadcast_shapes(a._data.shape, b._data.shape)
+        shape = np.broadcast_shapes(input._data.shape, other._data.shape)
         dim = next((k for k, s in enumerate(shape) if s == 3), -1)
-    return Cross.apply(a, b, dim)
+    return Cross.apply(input, other, dim)
 

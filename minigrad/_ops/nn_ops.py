@@ -179,13 +179,13 @@ class NLLLoss(Function):
         n = ctx.shape[0]
         if not _GradMode.enabled:
             gd = g._data
-            out = np.zeros(ctx.shape, dtype=gd.dtype)
+            out = np.zeros_like(gd, shape=ctx.shape)
             if ctx.reduction == "none":
                 out[ctx.rows, ctx.t] = -gd
             else:
                 out[ctx.rows, ctx.t] = -gd / n if ctx.reduction == "mean" else -gd
             return _wrap(out), None, None
-        onehot = np.zeros(ctx.shape, dtype=g._data.dtype)
+        onehot = np.zeros_like(g._data, shape=ctx.shape)
         onehot[ctx.rows, ctx.t] = -1.0
         if ctx.reduction == "mean":
             onehot /= n

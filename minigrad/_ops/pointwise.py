@@ -304,7 +304,7 @@ class Clamp(Function):
     @staticmethod
     def backward(ctx, g):
         (a,) = ctx.saved_tensors
-        keep = np.ones(a._data.shape, dtype=bool)
+        keep = np.ones_like(a._data, dtype=bool)
         if ctx.lo is not None:
             keep &= a._data >= ctx.lo
         if ctx.hi is not None:
@@ -357,28 +357,28 @@ class Where(Function):
     @staticmethod
     def backward(ctx, g):
         cond = ctx.cond
-        zero = Tensor._wrap(np.zeros((), g._data.dtype))
+        zero = Tensor._wrap(np.zeros_like(g._data, shape=()))
         ga = where(cond, g, zero) if ctx.needs_input_grad[1] else None
         gb = where(cond, zero, g) if ctx.needs_input_grad[2] else None
         return None, ga, gb
 
 
-def where(cond, a, b) -> Tensor:
+def where(condition, input, other) -> Tensor:
     """Elementwise ``a if cond else b`` (a and b may be tensors or numbers), in PyTorch's promoted dtype."""
     from .elementwise import operand
     from .shape import cat_dtype
 
-    if not isinstance(cond, Tensor):
-        cond = Tensor._wrap(_asarray(cond))
-    if cond._data.dtype != np.bool_:
-        cond = Tensor._wrap(cond._data.astype(bool))
-    if not isinstance(a, Tensor) and not isinstance(b, Tensor):  # two numbers: float -> the default dtype
-        kind = np.result_type(a, b).kind
-        a = Tensor._wrap(_asarray(a, dtype=_dtype._default[0].np_dtype if kind == "f" else None))
-    a = operand(a, b)  # a number next to a tensor takes the dtype PyTorch gives it (operand: tensors pass through)
-    b = operand(b, a)
-    if a._data.dtype != b._data.dtype:
-        dt = cat_dtype([a._data.dtype, b._data.dtype])
-        a = a if a._data.dtype == dt else a.to(_dtype.from_numpy_dtype(dt))
-        b = b if b._data.dtype == dt else b.to(_dtype.from_numpy_dtype(dt))
-    return Where.apply(cond, a, b)
+    if not isinstance(condition, Tensor):
+        condition = Tensor._wrap(_asarray(condition))
+    if condition._data.dtype != np.bool_:
+        condition = Tensor._wrap(condition._data.astype(bool))
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):  # two numbers: float -> the default dtype
+        kind = np.result_type(input, other).kind
+        input = Tensor._wrap(_asarray(input, dtype=_dtype._default[0].np_dtype if kind == "f" else None))
+    input = operand(input, other)  # a number next to a tensor takes the dtype PyTorch gives it (operand: tensors pass through)
+    other = operand(other, input)
+    if input._data.dtype != other._data.dtype:
+        dt = cat_dtype([input._data.dtype, other._data.dtype])
+        input = input if input._data.dtype == dt else input.to(_dtype.from_numpy_dtype(dt))
+        other = other if other._data.dtype == dt else other.to(_dtype.from_numpy_dtype(dt))
+    return Where.apply(condition, input, other)

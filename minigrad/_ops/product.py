@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._functorch.batched import asarray as _asarray  # np.asarray, batched arrays kept (vmap)
+from .._functorch.batched import asarray as _asarray
+from .._functorch.batched import on_physical as _on_physical  # np.asarray, batched arrays kept (vmap)
 
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.function import Function
@@ -108,6 +109,7 @@ class ProdDim(Prod):
     _node_name = "ProdBackward1"
 
 
+@_on_physical(axis_arg=3)  # branches on the data: under vmap it runs on the physical arrays
 def _cumprod_backward_array(g: np.ndarray, x: np.ndarray, y: np.ndarray, d: int) -> np.ndarray:
     """dL/dx of y = cumprod(x) along d (see the module docstring), O(n) per slice."""
     is_zero = x == 0
@@ -173,12 +175,12 @@ class Cumprod(Function):
         return (grad if last else movedim(grad, -1, d)), None
 
 
-def prod(a: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype=None) -> Tensor:
-    return (Prod if dim is None else ProdDim).apply(a, dim, keepdim, dtype)
+def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    return (Prod if dim is None else ProdDim).apply(input, dim, keepdim, dtype)
 
 
-def cumprod(a: Tensor, dim: int, *, dtype=None) -> Tensor:
+def cumprod(input: Tensor, dim: int, *, dtype=None) -> Tensor:
     if dtype is not None:
-        a = a.to(dtype)
-    return Cumprod.apply(a, dim)
+        input = input.to(dtype)
+    return Cumprod.apply(input, dim)
 

@@ -166,46 +166,46 @@ class Unbind(Function):
 
 
 # --- plain functions ------------------------------------------------------------------------------------------
-def flip(a: Tensor, *dims) -> Tensor:
-    return Flip.apply(a, _dims_arg(dims))
+def flip(input: Tensor, *dims) -> Tensor:
+    return Flip.apply(input, _dims_arg(dims))
 
 
-def fliplr(a: Tensor) -> Tensor:
-    if a._data.ndim < 2:
+def fliplr(input: Tensor) -> Tensor:
+    if input._data.ndim < 2:
         raise RuntimeError("Input must be >= 2-d.")
-    return Flip.apply(a, (1,))
+    return Flip.apply(input, (1,))
 
 
-def flipud(a: Tensor) -> Tensor:
-    if a._data.ndim < 1:
+def flipud(input: Tensor) -> Tensor:
+    if input._data.ndim < 1:
         raise RuntimeError("Input must be >= 1-d.")
-    return Flip.apply(a, (0,))
+    return Flip.apply(input, (0,))
 
 
-def roll(a: Tensor, shifts, dims=None) -> Tensor:
+def roll(input: Tensor, shifts, dims=None) -> Tensor:
     shifts = _dims_arg(shifts)
-    return Roll.apply(a, shifts, None if dims is None else _dims_arg(dims))
+    return Roll.apply(input, shifts, None if dims is None else _dims_arg(dims))
 
 
 def repeat(a: Tensor, *sizes) -> Tensor:
     return Repeat.apply(a, _dims_arg(sizes))
 
 
-def tile(a: Tensor, dims) -> Tensor:
+def tile(input: Tensor, dims) -> Tensor:
     dims = _dims_arg(dims)
-    return Repeat.apply(a, (1,) * (a._data.ndim - len(dims)) + dims)
+    return Repeat.apply(input, (1,) * (input._data.ndim - len(dims)) + dims)
 
 
-def repeat_interleave(a, repeats=None, dim=None, output_size=None) -> Tensor:
+def repeat_interleave(input, repeats=None, dim=None, output_size=None) -> Tensor:
     """Each element (or slice along ``dim``) repeated ``repeats`` times, in place of PyTorch's op of the same name."""
     if repeats is None:  # repeat_interleave(counts): indices 0, 1, ... each repeated counts[i] times
-        counts = a._data
+        counts = input._data
         return _wrap(np.repeat(np.arange(counts.shape[0], dtype=np.int64), counts))
     if dim is None:
-        a = a.reshape(-1)
+        input = input.reshape(-1)
         dim = 0
-    d = _wrap_dim(dim, a._data.ndim, "repeat_interleave")
-    n = a._data.shape[d] if a._data.ndim else 1
+    d = _wrap_dim(dim, input._data.ndim, "repeat_interleave")
+    n = input._data.shape[d] if input._data.ndim else 1
     if isinstance(repeats, Tensor) and repeats._data.ndim == 1 and repeats._data.shape[0] != 1:
         r = repeats._data
         if r.shape[0] != n:
@@ -213,12 +213,12 @@ def repeat_interleave(a, repeats=None, dim=None, output_size=None) -> Tensor:
                                f"{r.shape[0]} repeats for {n} entries along dim {d}.")
         from .indexing import IndexSelect
 
-        return IndexSelect.apply(a, d, _wrap(np.repeat(np.arange(n, dtype=np.int64), r)))
+        return IndexSelect.apply(input, d, _wrap(np.repeat(np.arange(n, dtype=np.int64), r)))
     r = int(repeats.item() if isinstance(repeats, Tensor) else repeats)
     if r < 0:
         raise RuntimeError("repeats can not be negative\nrepeat_interleave: got repeats=" + str(r))
-    shape = a._data.shape
-    x = Unsqueeze.apply(a, d + 1)
+    shape = input._data.shape
+    x = Unsqueeze.apply(input, d + 1)
     x = x.expand(shape[:d + 1] + (r,) + shape[d + 1:])
     return View.apply(x, shape[:d] + (shape[d] * r,) + shape[d + 1:])
 
@@ -228,54 +228,54 @@ def _check_dim_tensor(a: Tensor, op: str) -> None:
         raise RuntimeError(f"{op} expects at least a 1-dimensional tensor")
 
 
-def split(a: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
-    _check_dim_tensor(a, "split")
-    d = _wrap_dim(dim, a._data.ndim, "split")
-    n = a._data.shape[d]
+def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
+    _check_dim_tensor(tensor, "split")
+    d = _wrap_dim(dim, tensor._data.ndim, "split")
+    n = tensor._data.shape[d]
     if isinstance(split_size_or_sections, (int, np.integer)):
         size = int(split_size_or_sections)
         if size < 0 or (size == 0 and n):
             raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}"
                                if size == 0 else f"split expects split_size be non-negative, but got split_size={size}")
         sizes = [size] * (n // size) + ([n % size] if n % size else []) if size else [0]
-        return Split.apply(a, tuple(sizes), d)
+        return Split.apply(tensor, tuple(sizes), d)
     sizes = [int(s) for s in split_size_or_sections]
     if sum(sizes) != n or any(s < 0 for s in sizes):
         raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
                            f"dimension {d}), but got split_sizes={sizes}")
-    return SplitWithSizes.apply(a, tuple(sizes), d)
+    return SplitWithSizes.apply(tensor, tuple(sizes), d)
 
 
-def chunk(a: Tensor, chunks: int, dim: int = 0) -> tuple:
-    _check_dim_tensor(a, "chunk")
+def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
+    _check_dim_tensor(input, "chunk")
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    d = _wrap_dim(dim, a._data.ndim, "chunk")
-    n = a._data.shape[d]
+    d = _wrap_dim(dim, input._data.ndim, "chunk")
+    n = input._data.shape[d]
     size = -(-n // chunks)  # ceil: PyTorch's chunk size (so it may return fewer than `chunks` pieces)
-    return split(a, size, d) if size else split(a, [0] * chunks, d)
+    return split(input, size, d) if size else split(input, [0] * chunks, d)
 
 
-def tensor_split(a: Tensor, indices_or_sections, dim: int = 0) -> tuple:
-    d = _wrap_dim(dim, a._data.ndim, "tensor_split")
-    n = a._data.shape[d]
+def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple:
+    d = _wrap_dim(dim, input._data.ndim, "tensor_split")
+    n = input._data.shape[d]
     if isinstance(indices_or_sections, (int, np.integer)):
         k = int(indices_or_sections)
         sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
     else:
         bounds = [0] + [min(max(int(i), 0), n) for i in indices_or_sections] + [n]
         sizes = [max(b - a_, 0) for a_, b in zip(bounds, bounds[1:])]
-    return SplitWithSizes.apply(a, tuple(sizes), d)
+    return SplitWithSizes.apply(input, tuple(sizes), d)
 
 
-def unbind(a: Tensor, dim: int = 0) -> tuple:
-    if a._data.ndim == 0:
+def unbind(input: Tensor, dim: int = 0) -> tuple:
+    if input._data.ndim == 0:
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-    return Unbind.apply(a, _wrap_dim(dim, a._data.ndim, "unbind"))
+    return Unbind.apply(input, _wrap_dim(dim, input._data.ndim, "unbind"))
 
 
-def movedim(a: Tensor, source, destination) -> Tensor:
-    n = a._data.ndim
+def movedim(input: Tensor, source, destination) -> Tensor:
+    n = input._data.ndim
     src = [_wrap_dim(s, n, "movedim") for s in _dims_arg(source)]
     dst = [_wrap_dim(s, n, "movedim") for s in _dims_arg(destination)]
     if len(src) != len(dst):
@@ -285,12 +285,12 @@ def movedim(a: Tensor, source, destination) -> Tensor:
     order = [i for i in range(n) if i not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
-    return Permute.apply(a, tuple(order))
+    return Permute.apply(input, tuple(order))
 
 
-def unflatten(a: Tensor, dim: int, sizes) -> Tensor:
-    d = _wrap_dim(dim, a._data.ndim, "unflatten")
-    shape = a._data.shape
+def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
+    d = _wrap_dim(dim, input._data.ndim, "unflatten")
+    shape = input._data.shape
     sizes = tuple(sizes)
     if -1 in sizes:
         known = int(np.prod([s for s in sizes if s != -1]))
@@ -298,7 +298,7 @@ def unflatten(a: Tensor, dim: int, sizes) -> Tensor:
     if int(np.prod(sizes)) != shape[d]:
         raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} "
                            f"({shape[d]}) in the input tensor")
-    return View.apply(a, shape[:d] + sizes + shape[d + 1:])
+    return View.apply(input, shape[:d] + sizes + shape[d + 1:])
 
 
 def atleast_1d(a: Tensor) -> Tensor:

@@ -222,7 +222,7 @@ class _ExtremeDim(Function):
 
     @staticmethod
     def backward(ctx, g, _g_indices):
-        onehot = np.zeros(ctx.shape, dtype=g._data.dtype)
+        onehot = np.zeros_like(g._data, shape=ctx.shape)
         if len(ctx.shape):
             np.put_along_axis(onehot, ctx.idx, 1, axis=ctx.d)
             g = g.reshape(_kept_shape(ctx.shape, (ctx.d,)))
@@ -264,20 +264,20 @@ def _extreme(a, dim, keepdim, all_cls, dim_cls):
     return _RETURN_TYPES["max" if dim_cls is MaxDim else "min"](values, indices)
 
 
-def max(a, dim=None, keepdim=False):  # noqa: A001
+def max(input, dim=None, keepdim=False):  # noqa: A001
     if isinstance(dim, Tensor):
         from .pointwise import Maximum
 
-        return Maximum.apply(a, dim)
-    return _extreme(a, dim, keepdim, MaxAll, MaxDim)
+        return Maximum.apply(input, dim)
+    return _extreme(input, dim, keepdim, MaxAll, MaxDim)
 
 
-def min(a, dim=None, keepdim=False):  # noqa: A001
+def min(input, dim=None, keepdim=False):  # noqa: A001
     if isinstance(dim, Tensor):
         from .pointwise import Minimum
 
-        return Minimum.apply(a, dim)
-    return _extreme(a, dim, keepdim, MinAll, MinDim)
+        return Minimum.apply(input, dim)
+    return _extreme(input, dim, keepdim, MinAll, MinDim)
 
 
 def _arg_extreme(a, dim, keepdim, fn, name: str) -> Tensor:
@@ -293,9 +293,9 @@ def _arg_extreme(a, dim, keepdim, fn, name: str) -> Tensor:
     return _wrap(fn(x, axis=d, keepdims=keepdim).astype(np.int64))
 
 
-def argmax(a, dim=None, keepdim=False) -> Tensor:
-    return _arg_extreme(a, dim, keepdim, np.argmax, "argmax")
+def argmax(input, dim=None, keepdim=False) -> Tensor:
+    return _arg_extreme(input, dim, keepdim, np.argmax, "argmax")
 
 
-def argmin(a, dim=None, keepdim=False) -> Tensor:
-    return _arg_extreme(a, dim, keepdim, np.argmin, "argmin")
+def argmin(input, dim=None, keepdim=False) -> Tensor:
+    return _arg_extreme(input, dim, keepdim, np.argmin, "argmin")

@@ -197,7 +197,7 @@ class Cat(Function):
             if not need:
                 grads.append(None)
             elif k in ctx.skipped:
-                grads.append(_wrap(np.zeros((0,), g._data.dtype)))
+                grads.append(_wrap(np.zeros_like(g._data, shape=(0,))))
             else:
                 gk = g.narrow(ctx.d, start, size)
                 grads.append(gk if ctx.dtypes is None or ctx.dtypes[k] == gk.dtype else gk.to(ctx.dtypes[k]))
@@ -324,7 +324,7 @@ class IndexBackward(Function):
     @staticmethod
     def forward(ctx, g, shape, index):
         ctx.index = index
-        out = np.zeros(shape, dtype=g._data.dtype)
+        out = np.zeros_like(g._data, shape=shape)
         if _is_basic(index):
             out[index] = g._data
         else:
@@ -433,7 +433,7 @@ class ViewCopySlices(Function):
         need = ctx.needs_input_grad
         g_base = g_value = None
         if need[0]:  # the region was overwritten: no gradient flows to the base's old values there
-            zeros = _wrap(np.zeros(ctx.view_shape, g._data.dtype))
+            zeros = _wrap(np.zeros_like(g._data, shape=ctx.view_shape))
             g_base = ViewCopySlices.apply(g, zeros, ctx.steps)
         if need[1]:
             g_value = replay_view(g, ctx.steps, tensor=True)

@@ -10,6 +10,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from .._functorch.batched import array as _array
 from .._functorch.batched import asarray as _asarray  # np.asarray, batched arrays kept (vmap)
 
 from .._tensor import Tensor, _wrap_dim
@@ -53,7 +54,7 @@ class _PickAlong(Function):
             return (g.reshape(()),) + rest
         if g._data.ndim != len(ctx.shape):  # keepdim=False: put the reduced dim back
             g = g.unsqueeze(ctx.d)
-        zeros = _wrap(np.zeros(ctx.shape, g._data.dtype))
+        zeros = _wrap(np.zeros_like(g._data, shape=ctx.shape))
         return (ScatterAdd.apply(zeros, ctx.d, _wrap(ctx.idx), g),) + rest
 
 
@@ -65,9 +66,9 @@ def _pick(ctx, a: Tensor, d: int, idx: np.ndarray, keepdim: bool = True):
     indices = idx
     if not keepdim and x.ndim:
         vals, indices = vals.squeeze(d), idx.squeeze(d)
-    out_i = _wrap(np.array(indices, dtype=np.int64))  # (np.array, not ascontiguousarray: that makes 0-d 1-d)
+    out_i = _wrap(_array(indices, dtype=np.int64))  # (np.array, not ascontiguousarray: that makes 0-d 1-d)
     ctx.mark_non_differentiable(out_i)
-    return _wrap(np.array(vals)), out_i
+    return _wrap(_array(vals)), out_i
 
 
 class Sort(_PickAlong):
@@ -174,13 +175,13 @@ class Median(Function):
 
 
 # --- plain functions ----------------------------------------------------------------------------------------
-def sort(a: Tensor, dim: int = -1, descending: bool = False, stable: bool = False):
-    values, indices = (SortStable if stable else Sort).apply(a, dim, descending, stable)
+def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False):
+    values, indices = (SortStable if stable else Sort).apply(input, dim, descending, stable)
     return RETURN_TYPES["sort"](values, indices)
 
 
-def argsort(a: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
-    x = a._data
+def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+    x = input._data
     if not x.ndim:
         _wrap_dim(dim, 0, "argsort")
         return _wrap(np.zeros((), np.int64))
@@ -188,31 +189,31 @@ def argsort(a: Tensor, dim: int = -1, descending: bool = False, stable: bool = F
     return _wrap(np.argsort(_sort_key(x, descending), axis=d, kind="stable").astype(np.int64))
 
 
-def msort(a: Tensor) -> Tensor:
-    return sort(a, 0).values
+def msort(input: Tensor) -> Tensor:
+    return sort(input, 0).values
 
 
-def topk(a: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):  # noqa: A002
-    values, indices = Topk.apply(a, int(k), dim, largest, sorted)
+def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):  # noqa: A002
+    values, indices = Topk.apply(input, int(k), dim, largest, sorted)
     return RETURN_TYPES["topk"](values, indices)
 
 
-def kthvalue(a: Tensor, k: int, dim: int = -1, keepdim: bool = False):
-    values, indices = Kthvalue.apply(a, int(k), dim, keepdim)
+def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False):
+    values, indices = Kthvalue.apply(input, int(k), dim, keepdim)
     return RETURN_TYPES["kthvalue"](values, indices)
 
 
-def median(a: Tensor, dim: int | None = None, keepdim: bool = False):
+def median(input: Tensor, dim: int | None = None, keepdim: bool = False):
     if dim is None:
-        return Median.apply(a)
-    values, indices = MedianDim.apply(a, dim, keepdim)
+        return Median.apply(input)
+    values, indices = MedianDim.apply(input, dim, keepdim)
     return RETURN_TYPES["median"](values, indices)
 
 
-def unique(a: Tensor, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,  # noqa: A002
+def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,  # noqa: A002
            dim: int | None = None):
     """The distinct values (sorted), as PyTorch; not differentiable."""
-    x = a._data
+    x = input._data
     axis = None if dim is None else _wrap_dim(dim, x.ndim, "unique")
     values, inverse, counts = np.unique(x, return_inverse=True, return_counts=True, axis=axis)
     out = [_wrap(values)]
@@ -223,8 +224,8 @@ def unique(a: Tensor, sorted: bool = True, return_inverse: bool = False, return_
     return out[0] if len(out) == 1 else tuple(out)
 
 
-def unique_consecutive(a: Tensor, return_inverse: bool = False, return_counts: bool = False, dim: int | None = None):
-    x = a._data.reshape(-1) if dim is None else a._data
+def unique_consecutive(input: Tensor, return_inverse: bool = False, return_counts: bool = False, dim: int | None = None):
+    x = input._data.reshape(-1) if dim is None else input._data
     if dim is not None and x.ndim != 1:
         raise NotImplementedError("unique_consecutive with dim is not implemented by minigrad (only 1-D / dim=None)")
     if x.size == 0:
@@ -233,14 +234,14 @@ def unique_consecutive(a: Tensor, return_inverse: bool = False, return_counts: b
         starts = np.concatenate([[True], x[1:] != x[:-1]])
     out = [_wrap(x[starts])]
     if return_inverse:
-        out.append(_wrap((np.cumsum(starts) - 1).reshape(a._data.shape).astype(np.int64)))
+        out.append(_wrap((np.cumsum(starts) - 1).reshape(input._data.shape).astype(np.int64)))
     if return_counts:
         out.append(_wrap(np.diff(np.append(np.flatnonzero(starts), x.size)).astype(np.int64)))
     return out[0] if len(out) == 1 else tuple(out)
 
 
-def nonzero(a: Tensor, *, as_tuple: bool = False):
-    x = a._data
+def nonzero(input: Tensor, *, as_tuple: bool = False):
+    x = input._data
     if as_tuple:
         if not x.ndim:
             return (_wrap(np.zeros(int(bool(x)), np.int64)),)
@@ -250,5 +251,5 @@ def nonzero(a: Tensor, *, as_tuple: bool = False):
     return _wrap(np.argwhere(x).astype(np.int64))
 
 
-def argwhere(a: Tensor) -> Tensor:
-    return nonzero(a)
+def argwhere(input: Tensor) -> Tensor:
+    return nonzero(input)

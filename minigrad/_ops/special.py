@@ -10,7 +10,8 @@ import math
 
 import numpy as np
 
-from .._functorch.batched import asarray as _asarray  # np.asarray, batched arrays kept (vmap)
+from .._functorch.batched import asarray as _asarray
+from .._functorch.batched import on_physical as _on_physical  # np.asarray, batched arrays kept (vmap)
 
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.function import Function
@@ -21,6 +22,7 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _SPLIT = 2.5  # below: 36 terms of the series reach 1.2e-15; above: 25 levels of the fraction reach 2e-16
 
 
+@_on_physical()  # boolean-mask selection: under vmap it runs on the physical array
 def _erf_erfc(x: np.ndarray, want_erfc: bool) -> np.ndarray:
     a = np.abs(_asarray(x, dtype=np.float64))
     out = np.empty_like(a)
