@@ -45,6 +45,9 @@ nn.modules.activation:ReLU nn.modules.batchnorm:_BatchNorm nn.modules.batchnorm:
 nn.modules.conv:Conv1d nn.modules.loss:_Loss nn.modules.loss:MSELoss nn.modules.container:Sequential
 nn.modules.container:ModuleList nn.modules.pooling:MaxPool2d nn.modules.flatten:Flatten
 nn.modules.pixelshuffle:PixelShuffle autograd.function:Function
+func:grad func:grad_and_value func:vjp func:jacrev func:hessian func:functional_call
+autograd.functional:vjp autograd.functional:jvp autograd.functional:jacobian autograd.functional:hessian
+autograd.functional:hvp autograd.functional:vhp
 """.split()
 
 
@@ -226,14 +229,13 @@ def test_inference_mode():
     (lambda: nn.init.xavier_unifrom_, "module 'minigrad.nn.init' has no attribute 'xavier_unifrom_'",
      "Did you mean: 'xavier_uniform_'"),
     (lambda: minigrad.linalg.svd, "minigrad does not implement torch.linalg.svd (PyTorch API)", "numpy.linalg"),
-    (lambda: minigrad.autograd.functional, "minigrad does not implement torch.autograd.functional (PyTorch API)",
-     "row by row"),
+    (lambda: minigrad.autograd.profiler, "minigrad does not implement torch.autograd.profiler (PyTorch API)", None),
     (lambda: minigrad.tensr, "module 'minigrad' has no attribute 'tensr'", "Did you mean: 'tensor'?"),
     (lambda: nn.Linaer, "module 'minigrad.nn' has no attribute 'Linaer'", "Did you mean: 'Linear'?"),
     (lambda: minigrad.ones(1).sume, "'Tensor' object has no attribute 'sume'", None),  # (Python suggests 'sum')
 ], ids=["conv2d", "nn.Conv3d", "nn.LSTM", "F.conv_transpose2d", "pin_memory", "complex64", "optim.AdamW", "lr_scheduler",
         "optim-typo", "init.orthogonal_", "init-typo", "linalg.svd",
-        "autograd.functional", "typo", "nn-typo", "tensor-typo"])
+        "autograd.profiler", "typo", "nn-typo", "tensor-typo"])
 def test_missing_names_say_what_is_missing(get, first, second):
     with pytest.raises(AttributeError) as ei:
         get()
