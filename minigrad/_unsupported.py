@@ -34,7 +34,6 @@ SUBSTITUTES = {
     "conv1d": _CONV, "conv2d": _CONV, "conv3d": _CONV, "conv_transpose2d": _CONV,
     "max_pool1d": _POOL, "max_pool2d": _POOL, "avg_pool2d": _POOL,
     "Generator": "minigrad has no Generator objects: seed the global generator with minigrad.manual_seed(seed).",
-    "func": "minigrad has no function transforms (torch.func): use minigrad.autograd.grad.",
     "fft": "minigrad has no FFTs: use numpy.fft on t.detach().numpy() (not differentiable).",
     "distributions": ("minigrad has no probability distributions: sample with randn / rand / multinomial and write "
                       "log-probabilities with minigrad operations."),
@@ -70,8 +69,6 @@ SUBSTITUTES = {
     "nn.KLDivLoss": "write it with minigrad ops: (target * (target.log() - input)).sum() / batch_size.",
     "optim.lr_scheduler": _LR, "optim.AdamW": _ADAMW, "optim.RMSprop": _OPTIM, "optim.Adagrad": _OPTIM,
     "optim.LBFGS": _OPTIM, "optim.Adadelta": _OPTIM,
-    "autograd.functional": ("minigrad has no autograd.functional: build a Jacobian row by row with "
-                            "minigrad.autograd.grad(y[i], x, retain_graph=True)."),
     "autograd.forward_ad": "minigrad has reverse mode only: use backward() or minigrad.autograd.grad.",
     "Tensor.pin_memory": _NO_GPU, "Tensor.share_memory_": "minigrad runs in one process: drop the call.",
     "Tensor.storage": "minigrad tensors are NumPy arrays: use t.numpy().",
