@@ -36,7 +36,7 @@ ERR_ITEM = ("vmap: It looks like you're calling .item() on a Tensor. We don't su
             "on a Tensor, please try to rewrite what you're doing with other operations. If error is occurring "
             "somewhere inside PyTorch internals, please file a bug report.")
 ERR_CONTROL_FLOW = ("vmap: It looks like you're attempting to use a Tensor in some data-dependent control flow. "
-                    "We don't support that yet, please shout over at https://github.com/pytorch/functorch/issues/257 .")
+                    "We don't support that yet, please file an issue at https://github.com/pytorch/pytorch/issues .")
 ERR_DATA = ("vmap: the values of a batched tensor cannot be read as one NumPy array or Python number inside vmap "
             "(each sample has its own); write the computation with minigrad operations instead.")
 
@@ -1194,3 +1194,35 @@ def values_of(x):
     while x.__class__ is BatchedArray:
         x = x._p
     return x
+
+
+def copy_for(x, *others):
+    """``x.copy()``, batched like the most batched of ``others`` (indices, values) that will be written into it.
+
+    Why: an op that copies its input and then scatters values or indices into the copy must give a batched
+    result when those are batched, even if the input itself is shared by the batch.
+    """
+    level = _top_level(others)
+    if not level or (x.__class__ is BatchedArray and x._level >= level):
+        return x.copy()
+    proto = next(o for o in _flat(others) if _is_b(o, level))
+    out = np.empty_like(proto, shape=np.shape(x), dtype=x.dtype)
+    out[...] = x
+    return out
+
+
+def zeros_for(shape, dtype, *likes):
+    """``np.zeros(shape, dtype)``, batched like the most batched of ``likes`` (see copy_for)."""
+    level = _top_level(likes)
+    if not level:
+        return np.zeros(shape, dtype)
+    proto = next(o for o in _flat(likes) if _is_b(o, level))
+    return np.zeros_like(proto, shape=shape, dtype=dtype)
+
+
+def _flat(xs):
+    for x in xs:
+        if isinstance(x, (tuple, list)):
+            yield from x
+        else:
+            yield x

@@ -460,9 +460,11 @@ def unbatch_grad(g: Tensor, target: Tensor) -> Tensor:
 
     Why: a tensor used unbatched inside vmap (a captured weight, an input with in_dim None) receives, through
     the batched backward formulas, one gradient per sample; its gradient is their sum, as in PyTorch (where
-    the broadcast over the batch dim is summed by autograd). Called by the engine only for batched gradients.
+    the broadcast over the batch dim is summed by autograd). Only levels that have ended are summed: inside
+    an active level (``vmap(grad(f))``) the gradient stays per-sample. Called by the engine only for batched
+    gradients.
     """
-    keep = _levels_of(target._data)
+    keep = _levels_of(target._data) | {lv.id for lv in _state.LEVELS}
     while isinstance(g._data, BatchedArray) and g._data._level not in keep:
         data = g._data
         g = _RemoveBatchDim.apply(g, data._level, data._p.shape[0], 0).sum(0)

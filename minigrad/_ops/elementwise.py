@@ -12,7 +12,8 @@ import math
 
 import numpy as np
 
-from .._functorch.batched import asarray as _asarray  # np.asarray, batched arrays kept (vmap)
+from .._functorch.batched import asarray as _asarray
+from .._functorch.batched import values_of as _values_of  # np.asarray, batched arrays kept (vmap)
 
 from .. import _dtype
 from .._tensor import Tensor
@@ -215,7 +216,7 @@ class Remainder(Function):
         ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b if ctx.needs_input_grad[1] else None)
         with np.errstate(divide="ignore", invalid="ignore"):
             out = _pair(cls.__name__.lower(), cls.ufunc, a, b)
-        if out.dtype.kind in "iu" and np.any(b._data == 0):
+        if out.dtype.kind in "iu" and np.any(_values_of(b._data) == 0):
             raise RuntimeError("ZeroDivisionError\n" f"{cls.__name__.lower()}: integer division by zero.")
         return _wrap(out)
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._functorch.batched import asarray as _asarray
+from .._functorch.batched import copy_for as _copy_for
+from .._functorch.batched import values_of as _values_of
 from .._functorch.batched import values_of as _values_of  # np.asarray, batched arrays kept (vmap)
 
 from .._tensor import Tensor, _wrap_dim
@@ -108,7 +110,7 @@ class ScatterAdd(Function):
     def forward(ctx, a, dim, index, src):
         d, i, s = _scatter_setup("scatter_add", a, dim, index, src)
         ctx.d, ctx.index, ctx.src_shape = d, index, src._data.shape
-        out = a._data.copy()
+        out = _copy_for(a._data, i, s)
         if out.ndim:
             np.add.at(out, _full_index(i, d), s)
         else:
@@ -142,7 +144,7 @@ class Scatter(Function):
         d, i, s = _scatter_setup("scatter", a, dim, index, src)
         ctx.d, ctx.index = d, index
         ctx.src_shape = src._data.shape if isinstance(src, Tensor) else None
-        out = a._data.copy()
+        out = _copy_for(a._data, i, s)
         if out.ndim:
             out[_full_index(i, d)] = s
         else:
@@ -174,7 +176,7 @@ class ScatterReduceAdd(Function):
     @staticmethod
     def forward(ctx, a, dim, index, src, reduce):
         d, i, s = _scatter_setup("scatter", a, dim, index, src)
-        out = a._data.copy()
+        out = _copy_for(a._data, i, s)
         (np.add if reduce == "add" else np.multiply).at(out, _full_index(i, d), s)
         return _wrap(out)
 
@@ -191,8 +193,8 @@ def _index_vector(op: str, index: Tensor, n: int, d: int, ndim: int = 1) -> np.n
     if i.ndim > 1:
         raise IndexError(f"{op}(): Index is supposed to be a vector\n{op}: got an index of shape {list(i.shape)}.")
     low = -n if op == "index_fill" else 0  # only index_fill counts from the end, as in PyTorch
-    if i.size and (i.max() >= n or i.min() < low):
-        bad = int(i.max() if i.max() >= n else i.min())
+    if i.size and (_values_of(i).max() >= n or _values_of(i).min() < low):
+        bad = int(_values_of(i).max() if _values_of(i).max() >= n else _values_of(i).min())
         hint = f"\n{op}: indices along dim {d} must be in [{low}, {n - 1}]."
         # PyTorch's kernels word it three ways; the first line is theirs
         if op == "index_select" and d > 0:
@@ -244,7 +246,7 @@ class IndexAdd(Function):
             raise RuntimeError("source tensor shape must match self tensor shape, excluding the specified dimension. "
                                f"Got self.shape = {list(x.shape)} source.shape = {list(s.shape)}")
         ctx.d, ctx.index, ctx.alpha = d, index, alpha
-        out = x.copy()
+        out = _copy_for(x, i, s)
         np.add.at(out, (slice(None),) * d + (i,), s.reshape(expected) * alpha if alpha != 1 else s.reshape(expected))
         return _wrap(out)
 
@@ -267,7 +269,7 @@ class IndexFill(Function):
         d = _wrap_dim(dim, x.ndim, "index_fill")
         i = _index_vector("index_fill", index, x.shape[d] if x.ndim else 1, d)
         ctx.d, ctx.index = d, index
-        out = x.copy()
+        out = _copy_for(x, i, value)
         out[(slice(None),) * d + (i,)] = value
         return _wrap(out)
 
@@ -354,8 +356,8 @@ class Take(Function):
     def forward(ctx, a, index):
         i = _index_array(index, "take", allow_int32=False)
         n = a._data.size
-        if i.size and (i.max() >= n or i.min() < -n):
-            bad = int(i.max() if i.max() >= n else i.min())
+        if i.size and (_values_of(i).max() >= n or _values_of(i).min() < -n):
+            bad = int(_values_of(i).max() if _values_of(i).max() >= n else _values_of(i).min())
             raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} elements.")
         ctx.shape, ctx.index = a._data.shape, i
         return _wrap(a._data.reshape(-1)[i])

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._functorch.batched import values_of as _values_of  # checks read every sample (vmap)
+
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.grad_mode import _GradMode
@@ -95,9 +97,9 @@ class Embedding(Function):
             raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                                f"Long, Int; but got torch.{kind} instead (while checking arguments for embedding)")
         n = weight._data.shape[0]
-        if i.size and (i.max() >= n or i.min() < -n):
+        if i.size and (_values_of(i).max() >= n or _values_of(i).min() < -n):
             raise IndexError(f"index out of range in self\nembedding: indices must be in [0, {n - 1}] (the table has "
-                             f"{n} rows); got {int(i.max() if i.max() >= n else i.min())}.")
+                             f"{n} rows); got {int(_values_of(i).max() if _values_of(i).max() >= n else _values_of(i).min())}.")
         ctx.indices, ctx.n, ctx.padding_idx = i, n, padding_idx
         return _wrap(weight._data[i])
 

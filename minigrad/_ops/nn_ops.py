@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._functorch.batched import asarray as _asarray  # np.asarray, batched arrays kept (vmap)
+from .._functorch.batched import asarray as _asarray
+from .._functorch.batched import values_of as _values_of
+from .._functorch.batched import zeros_for as _zeros_for  # np.asarray, batched arrays kept (vmap)
 
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.function import Function
@@ -165,8 +167,8 @@ class NLLLoss(Function):
                 f"expected scalar type Long but found {target.dtype}\ncross_entropy/nll_loss targets are class "
                 "indices: make them with dtype=minigrad.long (int64)."
             )
-        if t.size and (t.min() < 0 or t.max() >= lp.shape[1]):
-            raise IndexError(f"Target {int(t.max() if t.max() >= lp.shape[1] else t.min())} is out of bounds "
+        if t.size and (_values_of(t).min() < 0 or _values_of(t).max() >= lp.shape[1]):
+            raise IndexError(f"Target {int(_values_of(t).max() if _values_of(t).max() >= lp.shape[1] else _values_of(t).min())} is out of bounds "
                              f"(there are {lp.shape[1]} classes, so targets must be in [0, {lp.shape[1] - 1}]).")
         rows = np.arange(lp.shape[0])
         ctx.rows, ctx.t, ctx.shape, ctx.reduction = rows, t, lp.shape, reduction
@@ -179,13 +181,13 @@ class NLLLoss(Function):
         n = ctx.shape[0]
         if not _GradMode.enabled:
             gd = g._data
-            out = np.zeros_like(gd, shape=ctx.shape)
+            out = _zeros_for(ctx.shape, gd.dtype, gd, ctx.t)
             if ctx.reduction == "none":
                 out[ctx.rows, ctx.t] = -gd
             else:
                 out[ctx.rows, ctx.t] = -gd / n if ctx.reduction == "mean" else -gd
             return _wrap(out), None, None
-        onehot = np.zeros_like(g._data, shape=ctx.shape)
+        onehot = _zeros_for(ctx.shape, g._data.dtype, g._data, ctx.t)
         onehot[ctx.rows, ctx.t] = -1.0
         if ctx.reduction == "mean":
             onehot /= n
@@ -240,7 +242,7 @@ class BCELoss(Function):
                 f"Using a target size ({y.shape!r}) that is different to the input size ({p.shape!r}) is "
                 "deprecated. Please ensure they have the same size."
             )
-        if pd.size and (pd.min() < 0 or pd.max() > 1):
+        if pd.size and (_values_of(pd).min() < 0 or _values_of(pd).max() > 1):
             raise RuntimeError(
                 "all elements of input should be between 0 and 1\nbinary_cross_entropy expects probabilities; "
                 "apply sigmoid first (or use a loss on logits)."

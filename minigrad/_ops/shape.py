@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._functorch.batched import asarray as _asarray  # np.asarray, batched arrays kept (vmap)
+from .._functorch.batched import asarray as _asarray
+from .._functorch.batched import copy_for as _copy_for
+from .._functorch.batched import zeros_for as _zeros_for  # np.asarray, batched arrays kept (vmap)
 
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.function import Function
@@ -324,7 +326,7 @@ class IndexBackward(Function):
     @staticmethod
     def forward(ctx, g, shape, index):
         ctx.index = index
-        out = np.zeros_like(g._data, shape=shape)
+        out = _zeros_for(shape, g._data.dtype, g._data, index)
         if _is_basic(index):
             out[index] = g._data
         else:
@@ -357,7 +359,7 @@ class IndexPut(Function):
     def forward(ctx, base, value, index):
         ctx.index = index
         ctx.value_ndim = value._data.ndim if isinstance(value, Tensor) else 0
-        out = base._data.copy()
+        out = _copy_for(base._data, index, value._data if isinstance(value, Tensor) else value)
         out[index] = fit_value(out, index, value)
         return _wrap(out)
 

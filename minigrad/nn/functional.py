@@ -10,6 +10,8 @@ import warnings
 
 import numpy as np
 
+from .._functorch.batched import values_of as _values_of  # checks read every sample (vmap)
+
 from .._ops import activation, layers, loss, nn_ops, pointwise
 from .._tensor import Tensor
 from ..autograd.grad_mode import is_grad_enabled as _grad_enabled
@@ -361,12 +363,12 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     if t.dtype != np.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.\none_hot: the classes have "
                            f"dtype {tensor.dtype}; use .long().")
-    if t.size and t.min() < 0:
+    if t.size and _values_of(t).min() < 0:
         raise RuntimeError("Class values must be non-negative.")
     n = int(t.max()) + 1 if num_classes == -1 and t.size else num_classes
     if num_classes == -1 and not t.size:
         raise RuntimeError("Can not infer total number of classes from empty tensor.")
-    if t.size and t.max() >= n:
+    if t.size and _values_of(t).max() >= n:
         raise RuntimeError("Class values must be smaller than num_classes.")
     return Tensor._wrap((t[..., None] == np.arange(n)).astype(np.int64))
 
