@@ -242,20 +242,20 @@ def _like(t: Tensor, dtype):
     return t._data.dtype if dtype is None else _dtype.to_numpy_dtype(dtype)
 
 
-def zeros_like(t: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _finish(np.zeros(t._data.shape, _like(t, dtype)), requires_grad, device)
+def zeros_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _finish(np.zeros(input._data.shape, _like(input, dtype)), requires_grad, device)
 
 
-def ones_like(t: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _finish(np.ones(t._data.shape, _like(t, dtype)), requires_grad, device)
+def ones_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _finish(np.ones(input._data.shape, _like(input, dtype)), requires_grad, device)
 
 
-def empty_like(t: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _finish(np.empty(t._data.shape, _like(t, dtype)), requires_grad, device)
+def empty_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _finish(np.empty(input._data.shape, _like(input, dtype)), requires_grad, device)
 
 
-def full_like(t: Tensor, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _finish(np.full(t._data.shape, fill_value, _like(t, dtype)), requires_grad, device)
+def full_like(input: Tensor, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _finish(np.full(input._data.shape, fill_value, _like(input, dtype)), requires_grad, device)
 
 
 def randn_like(t: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -308,16 +308,17 @@ def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
 
 
-def numel(t: Tensor) -> int:
-    return t.numel()
+def numel(input: Tensor) -> int:
+    return input.numel()
 
 
-def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
-    return bool(np.allclose(a._data, b._data if isinstance(b, Tensor) else b, rtol=rtol, atol=atol, equal_nan=equal_nan))
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    return bool(np.allclose(input._data, other._data if isinstance(other, Tensor) else other, rtol=rtol, atol=atol,
+                            equal_nan=equal_nan))
 
 
-def equal(a, b) -> bool:
-    return a.equal(b)
+def equal(input, other) -> bool:
+    return input.equal(other)
 
 
 def isnan(t):
