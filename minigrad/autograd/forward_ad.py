@@ -116,12 +116,13 @@ class dual_level:
 
 # --- tangents ---------------------------------------------------------------------------------------------------
 def _tangent(t: Any) -> Tensor | None:
-    """The tangent of ``t`` at the active level (None: not a tensor, no tangent, or no level)."""
+    """The tangent of ``t`` at the active level (None: not a tensor, no tangent, no level, or paused:
+    a custom Function's forward sees its inputs without tangents, as in PyTorch)."""
     extra = getattr(t, "_extra", None)
-    if extra is None:
+    if extra is None or not _ACTIVE:
         return None
     entry = extra.get("fw_grad")
-    if entry is None or entry[0] is not _token or _token is None:
+    if entry is None or entry[0] is not _ACTIVE[0]:
         return None
     return entry[1]
 
@@ -242,14 +243,31 @@ def _zeros_like(a: Tensor) -> Tensor:
     return Tensor._wrap(np.zeros(a._data.shape, a._data.dtype))
 
 
-def _attach(cls, ctx, out, out_tangents) -> None:
-    """Give each floating output its tangent (a tuple of outputs takes a tuple of tangents)."""
-    if isinstance(out, tuple):
+def _attach(cls, ctx, out, out_tangents, inputs: tuple = (), custom: bool = False) -> None:
+    """Give each floating output its tangent (a tuple of outputs takes a tuple of tangents).
+
+    ``custom``: the tangents come from a user's jvp, checked as PyTorch checks them. ``inputs``: the
+    input tangents; a rule's result that *is* one of them (clone's, x + 1's) is copied, so that an
+    in-place change of the output's tangent (a dirty Function's jvp) cannot reach the input's.
+    """
+    outs = out if isinstance(out, tuple) else (out,)
+    if custom:
+        got = out_tangents if isinstance(out_tangents, tuple) else (out_tangents,)
+        if len(got) != len(outs):
+            raise RuntimeError(f"Function's jvp returned an invalid number of forward gradients (expected {len(outs)} "
+                               f"but got {len(got)})\n{cls.__name__}.jvp must return one tangent per output of "
+                               "forward (None for outputs that have none).")
+        for i, (o, t) in enumerate(zip(outs, got)):
+            if t is not None and not (isinstance(o, Tensor) and o._data.dtype.kind == "f" and not any(
+                    o is n or o._data is n._data for n in ctx._non_differentiable)):
+                raise RuntimeError(f"Function's jvp returned a gradient at position {i}, but  the corresponding "
+                                   "forward output is not a differentiable Tensor.You should return None at that "
+                                   f"position instead.\n{cls.__name__}.jvp: output {i} is an integer tensor, not a "
+                                   "tensor, or marked non-differentiable.")
+        pairs = zip(outs, got)
+    elif isinstance(out, tuple):
         if not isinstance(out_tangents, (tuple, list)):
             out_tangents = (out_tangents,)
-        if len(out_tangents) != len(out):
-            raise RuntimeError(f"{cls.__name__}: the jvp returned {len(out_tangents)} tangents for {len(out)} "
-                               "outputs\nreturn one tangent per output of forward (None for those with none).")
         pairs = zip(out, out_tangents)
     else:
         if isinstance(out_tangents, (tuple, list)):
@@ -261,6 +279,8 @@ def _attach(cls, ctx, out, out_tangents) -> None:
             continue
         if any(o is n or o._data is n._data for n in ctx._non_differentiable):
             continue
+        if not custom and any(t is x for x in inputs):
+            t = t.clone()
         if not isinstance(t, Tensor):
             t = Tensor._wrap(np.asarray(t, dtype=o._data.dtype))
         if t._data.shape != o._data.shape:
@@ -322,7 +342,7 @@ def apply_builtin(cls, args: tuple):
         out_t = rule(cls, ctx, args, out, tangents)
         if recording:
             ctx.needs_input_grad = recorded_needs  # what the graph needs (backward may skip the others)
-    _attach(cls, ctx, out, out_t)
+    _attach(cls, ctx, out, out_t, tangents)
     return out
 
 
@@ -384,7 +404,7 @@ def apply_custom(cls, args: tuple):
                 ctx.needs_input_grad = (False,) * len(args)
         else:
             out_t = _call_user_jvp(cls, ctx, args, tangents)
-    _attach(cls, ctx, out, out_t)
+    _attach(cls, ctx, out, out_t, tangents, custom=rule is None)
     return out
 
 
@@ -432,15 +452,15 @@ def run_inplace(a: Tensor, fn_cls, args: tuple, what: str) -> Tensor:
         _set_tangent(probe, ta)
     out = fn_cls.apply(probe, *args)
     new_t = _tangent(out)
+    base, steps = a._base, a._get_extra("view_steps")
+    bt = _tangent(base) if base is not None else None
     with _paused():
         result = _run_inplace(a, fn_cls, args, what)
         if new_t is None:
             new_t = _zeros_like(a)
         elif new_t._data.shape != a._data.shape or new_t._data.dtype != a._data.dtype:
             new_t = new_t.expand(*a._data.shape).to(a.dtype)
-        base, steps = a._base, a._get_extra("view_steps")
         if base is not None and steps is not None:
-            bt = _tangent(base)
             new_bt = ViewCopySlices.apply(bt if bt is not None else _zeros_like(base), new_t, steps)
             _set_tangent(base, new_bt)
             _set_tangent(a, replay_view(new_bt, steps, tensor=True))

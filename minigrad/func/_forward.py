@@ -59,6 +59,16 @@ def _detach_tree(tree: Any) -> Any:
     return tree_unflatten([_plain(x) if isinstance(x, Tensor) else x for x in leaves], spec)
 
 
+def _spec_text(spec, indent: int = 0) -> str:
+    """A pytree spec as PyTorch prints one in its errors: ``TreeSpec(tuple, None, [*,\n  *])``."""
+    if spec.kind is None:
+        return "*"
+    name = spec.kind.__name__ if spec.kind in (tuple, list, dict) else spec.kind.__qualname__
+    context = list(spec.context) if spec.kind is dict else None
+    sep = ",\n" + " " * (indent + 2)
+    return f"TreeSpec({name}, {context}, [{sep.join(_spec_text(c, indent + 2) for c in spec.children)}])"
+
+
 def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False, has_aux: bool = False):
     """``(func(*primals), J tangents)`` (and ``aux`` with has_aux), by one dual forward pass."""
     if not isinstance(primals, tuple):
@@ -68,7 +78,7 @@ def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False, ha
     if p_spec != t_spec:
         raise RuntimeError(f"{_PREFIX}Expected primals and tangents to have the same python structure. For "
                            "example, if primals is a tuple of 3 tensors, tangents also must be. Got primals with "
-                           f"structure {p_spec} and tangents with structure {t_spec}")
+                           f"structure {_spec_text(p_spec)} and tangents with structure {_spec_text(t_spec)}")
     if not p_leaves:
         raise RuntimeError(f"{_PREFIX}Expected primals to contain at least one Tensor.")
     _check_tree_of_tensors(p_leaves, "primals")
