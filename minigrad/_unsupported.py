@@ -69,7 +69,6 @@ SUBSTITUTES = {
     "nn.KLDivLoss": "write it with minigrad ops: (target * (target.log() - input)).sum() / batch_size.",
     "optim.lr_scheduler": _LR, "optim.AdamW": _ADAMW, "optim.RMSprop": _OPTIM, "optim.Adagrad": _OPTIM,
     "optim.LBFGS": _OPTIM, "optim.Adadelta": _OPTIM,
-    "autograd.forward_ad": "minigrad has reverse mode only: use backward() or minigrad.autograd.grad.",
     "Tensor.pin_memory": _NO_GPU, "Tensor.share_memory_": "minigrad runs in one process: drop the call.",
     "Tensor.storage": "minigrad tensors are NumPy arrays: use t.numpy().",
     "Tensor.untyped_storage": "minigrad tensors are NumPy arrays: use t.numpy().",

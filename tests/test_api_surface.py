@@ -48,6 +48,9 @@ nn.modules.pixelshuffle:PixelShuffle autograd.function:Function
 func:grad func:grad_and_value func:vjp func:jacrev func:hessian func:functional_call
 autograd.functional:vjp autograd.functional:jvp autograd.functional:jacobian autograd.functional:hessian
 autograd.functional:hvp autograd.functional:vhp
+autograd:forward_ad autograd.forward_ad:dual_level autograd.forward_ad:make_dual autograd.forward_ad:unpack_dual
+autograd.forward_ad:enter_dual_level autograd.forward_ad:exit_dual_level autograd.forward_ad:UnpackedDualTensor
+func:jvp func:jacfwd
 """.split()
 
 
