@@ -164,4 +164,10 @@ def tensor_repr(t) -> str:
         suffixes.append(f"grad_fn=<{t.grad_fn.name().rpartition('::')[2]}>")
     elif t._rg:
         suffixes.append("requires_grad=True")
+    if t._extra is not None and "fw_grad" in t._extra:  # a dual tensor (forward AD) shows its tangent
+        from .autograd.forward_ad import _tangent
+
+        tangent = _tangent(t)
+        if tangent is not None:
+            suffixes.append("tangent=" + tensor_repr(tangent))
     return _add_suffixes(prefix + body, suffixes, indent)

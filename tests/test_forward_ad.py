@@ -548,3 +548,17 @@ def test_func_errors_match_torch(name):
     mine, theirs = both(JVP_ERRORS[name])
     assert theirs[0] is not None
     assert mine == theirs
+
+
+def test_a_dual_tensor_prints_its_tangent_as_torch():
+    torch = pytest.importorskip("torch")
+
+    def show(T):
+        fwAD = fw(T)
+        p = T.tensor([[1.5, 0.25, -1.0], [2.0, -0.5, 0.125]], requires_grad=True)
+        with fwAD.dual_level():
+            a = repr(fwAD.make_dual(p, T.ones(2, 3)))
+            b = repr(fwAD.make_dual(T.ones(2), T.ones(2, dtype=T.float64)))
+        return a, b, repr(p)
+
+    assert show(minigrad) == show(torch)
