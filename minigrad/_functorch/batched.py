@@ -134,8 +134,7 @@ class BatchedArray:
     # --- NumPy protocols ------------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         level = _top_level(inputs, kwargs.get("out", ()))
-        if level != self._level:
-            return NotImplemented
+        # (NumPy asks each type once, so the highest level is handled here, whichever array NumPy asked)
         rule = _UFUNC_METHODS.get(method)
         if rule is None:
             raise VmapError(f"vmap: no batching rule for numpy.{ufunc.__name__}.{method}")
@@ -143,8 +142,7 @@ class BatchedArray:
 
     def __array_function__(self, func, types, args, kwargs):
         level = _top_level(args, kwargs.values())
-        if level != self._level:
-            return NotImplemented
+        # (NumPy asks each type once, so the highest level is handled here, whichever array NumPy asked)
         rule = _FUNCTIONS.get(func)
         if rule is None:
             name = getattr(func, "__module__", "numpy") + "." + func.__name__
@@ -773,8 +771,11 @@ def _where(level, condition, x=None, y=None):
 
 @_rule(np.nonzero, np.argwhere, np.flatnonzero, np.unique)
 def _data_dependent(level, *args, **kwargs):
-    raise VmapError("vmap: We do not support batching operators that can output dynamic shape. Attempted to vmap "
-                    "over a nonzero / unique / boolean-mask operation; each sample would give a different size.")
+    name = {"nonzero": "aten::nonzero", "argwhere": "aten::nonzero", "flatnonzero": "aten::nonzero",
+            "unique": "aten::_unique2"}.get(getattr(_data_dependent, "_called", ""), "aten::nonzero")
+    raise VmapError(f"vmap: We do not support batching operators that can output dynamic shape. Attempted to vmap "
+                    f"over {name}. Please file an issue at https://github.com/pytorch/pytorch/issues if you need this "
+                    "feature.\nEach sample would give a result of its own size.")
 
 
 @_rule(np.select)
@@ -1001,8 +1002,9 @@ def _phys_index(a, index, level: int):
     b = a._p.shape[0]
     for i in index:
         if _is_b(i, level) and i.dtype.kind == "b":
-            raise VmapError("vmap: We do not support batching operators that can output dynamic shape. "
-                            "Attempted to vmap over indexing with a batched boolean mask.")
+            raise VmapError("vmap: We do not support batching operators that can support dynamic shape. "
+                            "Attempting to batch over indexing with a boolean mask.\nEach sample would keep a "
+                            "different number of elements; use torch.where(mask, x, other) instead.")
     full = _expand_ellipsis(index, a.ndim)
     adv = [k for k, i in enumerate(full) if _is_adv(i) or isinstance(i, numbers.Integral)]
     adv_shapes = [i.shape if isinstance(i, BatchedArray) else np.shape(i) for i in (full[k] for k in adv)]
@@ -1226,3 +1228,12 @@ def _flat(xs):
             yield from x
         else:
             yield x
+
+
+def take_rows(table, i):
+    """``table[i]`` for integer indices ``i``, also when ``i`` is batched and the table shared (an embedding
+    lookup under vmap: NumPy's own indexing of an ndarray cannot hand a batched index to us)."""
+    if i.__class__ is BatchedArray and not (table.__class__ is BatchedArray and table._level >= i._level):
+        lifted = BatchedArray(np.broadcast_to(table, (i._p.shape[0],) + tuple(np.shape(table))), i._level)
+        return lifted[i]
+    return table[i]

@@ -303,19 +303,85 @@ def _unwrap_outputs(outputs, out_dims, level: _Level, func):
 
 
 def _run_level(func, flat_args, flat_in_dims, spec, batch_size: int, randomness: str, out_dims, kwargs):
+    from .._factories import _rng
     from ..autograd._transform_state import transform
 
     level = _Level(batch_size, randomness)
     batched = [a if d is None else _add_batch_dim(a, d, level.id) for a, d in zip(flat_args, flat_in_dims)]
     _state.LEVELS.append(level)
     _state.ACTIVE[0] = len(_state.LEVELS)
+    real_rng = _rng[0]
+    _rng[0] = _VmapRNG(real_rng, level)
     try:
         with transform("vmap"):
             outputs = func(*tree_unflatten(batched, spec), **kwargs)
     finally:
+        if isinstance(_rng[0], _VmapRNG) and _rng[0]._level is level:
+            _rng[0] = real_rng
         _state.LEVELS.remove(level)
         _state.ACTIVE[0] = len(_state.LEVELS)
     return _unwrap_outputs(outputs, out_dims, level, func)
+
+
+ERR_RANDOM = ("vmap: called random operation while in randomness error mode. Please either use the 'same' or "
+              "'different' randomness flags on vmap or perform the randomness operation out of vmap")
+
+
+class _VmapRNG:
+    """The global generator while a vmap level runs (minigrad draws every random number from ``_rng[0]``).
+
+    ``randomness='error'``: any draw raises PyTorch's error. 'same': one draw, shared by the batch (the real
+    generator). 'different': one draw per sample, as a batched array (a draw of batch_size times the shape).
+    """
+
+    __slots__ = ("_real", "_level")
+
+    def __init__(self, real, level: _Level) -> None:
+        self._real, self._level = real, level
+
+    def _draw(self, method: str, size, *args, **kwargs):
+        mode = self._level.randomness
+        if mode == "error":
+            raise RuntimeError(ERR_RANDOM)
+        fn = getattr(self._real, method)
+        if mode == "same":
+            return fn(*args, size=size, **kwargs)
+        shape = () if size is None else ((size,) if isinstance(size, int) else tuple(size))
+        return BatchedArray(fn(*args, size=(self._level.batch_size,) + shape, **kwargs), self._level.id)
+
+    def standard_normal(self, size=None, dtype=np.float64):
+        return self._draw("standard_normal", size, dtype=dtype)
+
+    def random(self, size=None, dtype=np.float64):
+        return self._draw("random", size, dtype=dtype)
+
+    def uniform(self, low=0.0, high=1.0, size=None):
+        return self._draw("uniform", size, low, high)
+
+    def normal(self, loc=0.0, scale=1.0, size=None):
+        return self._draw("normal", size, loc, scale)
+
+    def exponential(self, scale=1.0, size=None):
+        return self._draw("exponential", size, scale)
+
+    def integers(self, low, high=None, size=None, dtype=np.int64):
+        return self._draw("integers", size, low, high, dtype=dtype)
+
+    def permutation(self, n):
+        mode = self._level.randomness
+        if mode == "error":
+            raise RuntimeError(ERR_RANDOM)
+        if mode == "same":
+            return self._real.permutation(n)
+        return BatchedArray(np.argsort(self._real.random((self._level.batch_size, int(n))), axis=1), self._level.id)
+
+    def __getattr__(self, name):
+        if self._level.randomness == "error":
+            raise RuntimeError(ERR_RANDOM)
+        if self._level.randomness == "same":
+            return getattr(self._real, name)
+        raise RuntimeError(f"vmap: minigrad cannot draw {name} per sample (randomness='different'); "
+                           "use randomness='same' or draw outside vmap")
 
 
 def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = "error", *,

@@ -55,7 +55,13 @@ add = _binary_op(Add, AddScalar)
 sub = _binary_op(Sub, SubScalar)
 mul = _binary_op(Mul, MulScalar)
 div = _binary_op(Div, DivScalar)
-pow = _binary_op(Pow, PowScalar)  # noqa: A001
+_pow = _binary_op(Pow, PowScalar)
+
+
+def pow(input, exponent):  # noqa: A001
+    return _pow(input, exponent)
+
+
 subtract, multiply, divide, true_divide = sub, mul, div, div
 
 
@@ -593,7 +599,7 @@ TENSOR_METHODS = {
     "transpose": transpose, "t": t, "permute": permute, "squeeze": squeeze, "unsqueeze": unsqueeze,
     "expand": expand, "expand_as": expand_as, "narrow": narrow, "select": select, "square": square,
     "rsqrt": rsqrt, "reciprocal": reciprocal, "norm": norm, "var": var, "std": std,
-    "logsumexp": logsumexp, "cumsum": cumsum, "dot": dot, "where": lambda self, cond, other: where(cond, self, other),
+    "logsumexp": logsumexp, "cumsum": cumsum, "dot": dot, "where": lambda self, condition, other: where(condition, self, other),
 }
 # PyTorch's tensor methods among the functions above (a test checks this list against torch.Tensor)
 _MORE_METHODS = """

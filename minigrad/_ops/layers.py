@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._functorch.batched import values_of as _values_of  # checks read every sample (vmap)
+from .._functorch.batched import take_rows as _take_rows
+from .._functorch.batched import zeros_for as _zeros_for
 
 from .._tensor import Tensor
 from ..autograd.function import Function
@@ -101,14 +103,14 @@ class Embedding(Function):
             raise IndexError(f"index out of range in self\nembedding: indices must be in [0, {n - 1}] (the table has "
                              f"{n} rows); got {int(_values_of(i).max() if _values_of(i).max() >= n else _values_of(i).min())}.")
         ctx.indices, ctx.n, ctx.padding_idx = i, n, padding_idx
-        return _wrap(weight._data[i])
+        return _wrap(_take_rows(weight._data, i))
 
     @staticmethod
     def backward(ctx, g):
         i, n = ctx.indices, ctx.n
         d = g._data.shape[-1]
         if not _GradMode.enabled:
-            out = np.zeros_like(g._data, shape=(n, d))
+            out = _zeros_for((n, d), g._data.dtype, g._data, i)
             np.add.at(out, i.reshape(-1), g._data.reshape(-1, d))
             if ctx.padding_idx is not None:
                 out[ctx.padding_idx] = 0

@@ -196,7 +196,7 @@ def tile(input: Tensor, dims) -> Tensor:
     return Repeat.apply(input, (1,) * (input._data.ndim - len(dims)) + dims)
 
 
-def repeat_interleave(input, repeats=None, dim=None, output_size=None) -> Tensor:
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Tensor:
     """Each element (or slice along ``dim``) repeated ``repeats`` times, in place of PyTorch's op of the same name."""
     if repeats is None:  # repeat_interleave(counts): indices 0, 1, ... each repeated counts[i] times
         counts = input._data

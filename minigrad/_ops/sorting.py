@@ -175,12 +175,12 @@ class Median(Function):
 
 
 # --- plain functions ----------------------------------------------------------------------------------------
-def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False):
+def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False):
     values, indices = (SortStable if stable else Sort).apply(input, dim, descending, stable)
     return RETURN_TYPES["sort"](values, indices)
 
 
-def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+def argsort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Tensor:
     x = input._data
     if not x.ndim:
         _wrap_dim(dim, 0, "argsort")

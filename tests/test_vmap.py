@@ -1,0 +1,322 @@
+"""minigrad.vmap: in_dims / out_dims, nesting, chunks, randomness, first lines of errors, custom Functions
+and per-sample gradients, each against torch.vmap / torch.func where torch can answer (skipped without it).
+The op-by-op batching rules are tested over the op tables in test_vmap_ops.py."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from optable import first_line
+
+import minigrad
+from minigrad._functorch import _state
+from minigrad._functorch.batched import BatchedArray
+
+
+def _arr(x):
+    if isinstance(x, (tuple, list)):
+        return type(x)(_arr(v) for v in x)
+    if isinstance(x, dict):
+        return {k: _arr(v) for k, v in x.items()}
+    return x.detach().numpy() if hasattr(x, "detach") else x
+
+
+def _same(a, b):
+    a, b = _arr(a), _arr(b)
+    if isinstance(a, (tuple, list)):
+        assert type(a) is type(b) and len(a) == len(b)
+        for x, y in zip(a, b):
+            _same(x, y)
+    elif isinstance(a, dict):
+        assert list(a) == list(b)
+        for k in a:
+            _same(a[k], b[k])
+    else:
+        assert np.shape(a) == np.shape(b)
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+RNG = np.random.default_rng(3)
+A = RNG.standard_normal((3, 4))
+Bm = RNG.standard_normal((4, 5))
+V = RNG.standard_normal((4,))
+
+# (source, fn of T) pairs: each runs with T = minigrad and T = torch, results compared
+CASES = {
+    "in_dims-0": lambda T, a, b, v: T.vmap(lambda x: x * 2 + x.sum())(a),
+    "in_dims-1": lambda T, a, b, v: T.vmap(lambda x: x.softmax(0), in_dims=1)(a),
+    "in_dims-neg": lambda T, a, b, v: T.vmap(lambda x: x.cumsum(0), in_dims=-1)(a),
+    "in_dims-None": lambda T, a, b, v: T.vmap(lambda x, y: x @ y, in_dims=(0, None))(a, b),
+    "in_dims-second": lambda T, a, b, v: T.vmap(lambda x, y: x @ y, in_dims=(None, 1))(a, b),
+    "broadcast-ranks": lambda T, a, b, v: T.vmap(lambda x: x + a)(v.unsqueeze(1).expand(4, 4)),
+    "nested-tuple": lambda T, a, b, v: T.vmap(lambda p, s: p[0] * p[1] + s, in_dims=((0, 1), None))((a, a.T), 1.5),
+    "dict-input": lambda T, a, b, v: T.vmap(lambda d: d["x"].sum() * d["y"], in_dims=({"x": 0, "y": None},))(
+        {"x": a, "y": v}),
+    "list-input": lambda T, a, b, v: T.vmap(lambda xs: xs[0] - xs[1])([a, a * 3]),
+    "out_dims-1": lambda T, a, b, v: T.vmap(lambda x: x.unsqueeze(0) * v.unsqueeze(1), out_dims=1)(a),
+    "out_dims-neg": lambda T, a, b, v: T.vmap(lambda x: x.outer(x), out_dims=-1)(a),
+    "out_dims-tuple": lambda T, a, b, v: T.vmap(lambda x: (x.sum(), x * 2), out_dims=(0, 1))(a),
+    "out_dims-None": lambda T, a, b, v: T.vmap(lambda x: (x * 2, v), out_dims=(0, None))(a),
+    "unbatched-output": lambda T, a, b, v: T.vmap(lambda x: (v * 2, x), out_dims=(0, 1))(a),
+    "dict-output": lambda T, a, b, v: T.vmap(lambda x: {"s": x.sum(), "m": x.amax()})(a),
+    "kwargs": lambda T, a, b, v: T.vmap(lambda x, *, scale: x * scale)(a, scale=3.0),
+    "nested-outer": lambda T, a, b, v: T.vmap(T.vmap(lambda x, y: x * y, in_dims=(None, 0)), in_dims=(0, None))(
+        v, v[:3]),
+    "nested-matmul": lambda T, a, b, v: T.vmap(T.vmap(lambda x, y: x.dot(y), in_dims=(0, None)), in_dims=(None, 1))(
+        a, b),
+    "nested-3": lambda T, a, b, v: T.vmap(T.vmap(T.vmap(lambda x: x.exp())))(a.reshape(3, 2, 2)),
+    "chunk_size": lambda T, a, b, v: T.vmap(lambda x: (x.tanh(), x.sum()), chunk_size=2)(a),
+    "chunk_size-out_dims": lambda T, a, b, v: T.vmap(lambda x: x.outer(x), out_dims=2, chunk_size=1)(a),
+    "indexing": lambda T, a, b, v: T.vmap(lambda x: x[1:3] * x[0] + x[[0, 2]].sum())(a),
+    "batched-index": lambda T, a, b, v: T.vmap(lambda x, i: x[i])(a, T.tensor([0, 3, 1])),
+    "gather-batched": lambda T, a, b, v: T.vmap(lambda x, i: x.gather(0, i))(a, T.tensor([[0, 1], [3, 3], [2, 0]])),
+    "embedding-shared": lambda T, a, b, v: T.vmap(lambda i: T.nn.functional.embedding(i, b))(T.tensor([[0, 1], [3, 2],
+                                                                                                       [1, 1]])),
+    "cat-stack-mixed": lambda T, a, b, v: T.vmap(lambda x: T.stack([T.cat([x, v]), T.cat([v, x])], 1))(a),
+    "einsum": lambda T, a, b, v: T.vmap(lambda x: T.einsum("i,ij->j", x, b))(a),
+    "where-mixed": lambda T, a, b, v: T.vmap(lambda x: T.where(x > 0, x, v))(a),
+    "inplace-batched": lambda T, a, b, v: T.vmap(lambda x: x.clone().mul_(2).add_(v))(a),
+    "setitem": lambda T, a, b, v: T.vmap(lambda x: _setitem(T, x))(a),
+}
+
+
+def _setitem(T, x):
+    y = x.clone()
+    y[1:3] = x[0]
+    return y
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_vmap_matches_torch(name):
+    torch = pytest.importorskip("torch")
+    fn = CASES[name]
+    data = [A, Bm, V]
+    got = fn(minigrad, *(minigrad.tensor(d) for d in data))
+    expected = fn(torch, *(torch.tensor(d) for d in data))
+    _same(got, expected)
+    assert _state.ACTIVE[0] == 0 and not _state.LEVELS
+
+
+def _no_batched_left(x):
+    for leaf in (x if isinstance(x, (tuple, list)) else [x]):
+        assert not isinstance(leaf._data, BatchedArray)
+
+
+def test_outputs_are_ordinary_tensors():
+    out = minigrad.vmap(lambda x: (x * 2, x.sum()))(minigrad.tensor(A))
+    _no_batched_left(out)
+    assert out[0].shape == (3, 4) and out[1].shape == (3,)
+
+
+# --- first lines of errors against PyTorch ----------------------------------------------------------------
+ERRORS = [
+    "torch.vmap(lambda x, y: x)(torch.ones(2), torch.ones(3))",
+    "torch.vmap(lambda x, y: x, in_dims=(0,))(torch.ones(2), torch.ones(2))",
+    "torch.vmap(lambda x: x, in_dims=None)(torch.ones(2))",
+    "torch.vmap(lambda x: x, in_dims=[0])(torch.ones(2))",
+    "torch.vmap(lambda: 1)()",
+    "torch.vmap(lambda x: x, in_dims=('a',))(torch.ones(2))",
+    "torch.vmap(lambda x: x, in_dims=0)(3)",
+    "torch.vmap(lambda x: x, in_dims=1)(torch.ones(2))",
+    "torch.vmap(lambda x: x, in_dims=0)(torch.tensor(1.0))",
+    "torch.vmap(lambda x, y: x, in_dims=(None, None))(torch.ones(2), torch.ones(2))",
+    "torch.vmap(lambda x: 3)(torch.ones(2))",
+    "torch.vmap(lambda x: (x, 'a'))(torch.ones(2))",
+    "torch.vmap(lambda x: x, out_dims='a')(torch.ones(2))",
+    "torch.vmap(lambda x: x, out_dims=(0, 1))(torch.ones(2))",
+    "torch.vmap(lambda x: (x, x), out_dims=(0, 1, 2))(torch.ones(2))",
+    "torch.vmap(lambda x: x, out_dims=None)(torch.ones(2))",
+    "torch.vmap(lambda x: x, randomness='sometimes')",
+    "torch.vmap(lambda x: x, chunk_size=0)",
+    "torch.vmap(lambda x: x.sum().item())(torch.ones(2, 3))",
+    "torch.vmap(lambda x: 1 if x.sum() > 0 else 0)(torch.ones(2, 3))",
+    "torch.vmap(lambda x: x.nonzero())(torch.ones(2, 3))",
+    "torch.vmap(lambda x: x[x > 0])(torch.ones(2, 3))",
+    "torch.vmap(lambda x: torch.randn(3))(torch.ones(2))",
+    "torch.vmap(lambda x: F.dropout(x, 0.5))(torch.ones(2, 3))",
+    "torch.vmap(lambda x: torch.rand_like(x))(torch.ones(2, 3))",
+]
+
+
+@pytest.mark.parametrize("source", ERRORS)
+def test_error_first_lines_match_torch(source):
+    torch = pytest.importorskip("torch")
+    expected = first_line(torch, source)
+    assert expected[0] is not None
+    got = first_line(minigrad, source)
+    assert got[1] == expected[1]
+    # minigrad's VmapError is a RuntimeError (what torch raises there)
+    assert got[0] == expected[0] or (got[0] == "VmapError" and expected[0] == "RuntimeError")
+
+
+def test_randomness_modes():
+    minigrad.manual_seed(0)
+    x = minigrad.ones(4, 3)
+    same = minigrad.vmap(lambda x: x * minigrad.randn(3), randomness="same")(x)
+    assert np.all(same.numpy() == same.numpy()[:1])
+    diff = minigrad.vmap(lambda x: x * minigrad.randn(3), randomness="different")(x)
+    assert len({tuple(r) for r in diff.numpy().tolist()}) == 4
+    drop = minigrad.vmap(lambda x: minigrad.nn.functional.dropout(x, 0.5), randomness="different")(minigrad.ones(50, 8))
+    assert set(np.unique(drop.numpy())) <= {0.0, 2.0} and len({tuple(r) for r in drop.numpy().tolist()}) > 1
+    assert not isinstance(minigrad.randn(2)._data, BatchedArray)  # the global generator is back
+
+
+# --- custom autograd.Functions --------------------------------------------------------------------------
+def _functions(T):
+    class Old(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    class New(T.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x.exp()
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(output)
+
+        @staticmethod
+        def backward(ctx, g):
+            (y,) = ctx.saved_tensors
+            return g * y
+
+    class Generated(New):
+        generate_vmap_rule = True
+
+    seen = {}
+
+    class WithRule(New):
+        @staticmethod
+        def vmap(info, in_dims, x):
+            seen["info"] = (info.batch_size, info.randomness, in_dims, tuple(x.shape))
+            return WithRule.apply(x), in_dims[0]
+
+    class Both(Generated):
+        @staticmethod
+        def vmap(info, in_dims, x):
+            return x, 0
+
+    class BadDims(New):
+        @staticmethod
+        def vmap(info, in_dims, x):
+            return x * 1, (0, 1)
+
+    return dict(Old=Old, New=New, Generated=Generated, WithRule=WithRule, Both=Both, BadDims=BadDims), seen
+
+
+@pytest.mark.parametrize("name", ["Old", "New", "Both", "BadDims"])
+def test_custom_function_errors_match_torch(name):
+    torch = pytest.importorskip("torch")
+
+    def err(T):
+        cls = _functions(T)[0][name]
+        with pytest.raises(RuntimeError) as ei:
+            T.vmap(cls.apply, in_dims=1)(T.ones(2, 3))
+        return str(ei.value).split("\n")[0]
+
+    assert err(minigrad) == err(torch)
+
+
+def test_old_style_function_refused_even_unbatched():
+    cls = _functions(minigrad)[0]["Old"]
+    with pytest.raises(RuntimeError, match="must override the setup_context staticmethod"):
+        minigrad.vmap(lambda x: cls.apply(minigrad.ones(3)) + x)(minigrad.ones(2, 3))
+
+
+@pytest.mark.parametrize("name", ["Generated", "WithRule"])
+def test_custom_function_rules_match_torch(name):
+    torch = pytest.importorskip("torch")
+    results = {}
+    for T in (minigrad, torch):
+        classes, seen = _functions(T)
+        x = T.tensor(A, requires_grad=True)
+        w = T.tensor(V, requires_grad=True)
+        out = T.vmap(lambda r: classes[name].apply(r * w), in_dims=0, randomness="same")(x)
+        out.sum().backward()
+        results[T.__name__] = (out, x.grad, w.grad, seen.get("info"))
+    m, t = results["minigrad"], results["torch"]
+    _same(m[:3], t[:3])
+    if name == "WithRule":
+        assert m[3] == t[3] == (3, "same", (0,), (3, 4))
+
+
+# --- per-sample gradients and Jacobians -----------------------------------------------------------------
+def _mlp_params(T, rng):
+    return (T.tensor(rng.standard_normal((6, 3))), T.tensor(rng.standard_normal(6)),
+            T.tensor(rng.standard_normal((2, 6))))
+
+
+def _mlp_loss(T, params, x, y):
+    w1, b1, w2 = params
+    logits = T.tanh(x @ w1.T + b1) @ w2.T
+    return T.nn.functional.cross_entropy(logits.unsqueeze(0), y.unsqueeze(0))
+
+
+def test_per_sample_gradients_equal_a_loop():
+    from minigrad.func import grad
+
+    rng = np.random.default_rng(1)
+    params = _mlp_params(minigrad, rng)
+    x = minigrad.tensor(rng.standard_normal((7, 3)))
+    y = minigrad.tensor(rng.integers(0, 2, 7))
+    per_sample = minigrad.vmap(grad(lambda p, a, b: _mlp_loss(minigrad, p, a, b)), in_dims=(None, 0, 0))(params, x, y)
+    for i in range(7):
+        one = grad(lambda p, a, b: _mlp_loss(minigrad, p, a, b))(params, x[i], y[i])
+        for g, gi in zip(per_sample, one):
+            np.testing.assert_allclose(g[i].numpy(), gi.numpy(), rtol=1e-12, atol=1e-14)
+    _no_batched_left(per_sample)
+
+
+def test_per_sample_gradients_match_torch_func():
+    torch = pytest.importorskip("torch")
+    from minigrad.func import grad
+
+    out = {}
+    for T, g in ((minigrad, grad), (torch, torch.func.grad)):
+        rng = np.random.default_rng(2)
+        params = _mlp_params(T, rng)
+        x = T.tensor(rng.standard_normal((5, 3)))
+        y = T.tensor(rng.integers(0, 2, 5))
+        out[T.__name__] = T.vmap(g(lambda p, a, b, T=T: _mlp_loss(T, p, a, b)), in_dims=(None, 0, 0))(params, x, y)
+    _same(out["minigrad"], out["torch"])
+
+
+def test_backward_through_vmap_sums_over_the_batch_for_shared_tensors():
+    torch = pytest.importorskip("torch")
+    res = {}
+    for T in (minigrad, torch):
+        w = T.tensor(Bm, requires_grad=True)
+        x = T.tensor(A, requires_grad=True)
+        out = T.vmap(lambda r: (r @ w).tanh().sum())(x)
+        (out * T.arange(3.0, dtype=out.dtype)).sum().backward()
+        res[T.__name__] = (out, w.grad, x.grad)
+    _same(res["minigrad"], res["torch"])
+
+
+def test_jacobian_rows_by_vmap_of_vjp():
+    torch = pytest.importorskip("torch")
+    from minigrad.func import vjp
+
+    f = lambda T, x: (x.sin() * x.sum()).cumsum(0)  # noqa: E731
+    jac = {}
+    for T, vjp_ in ((minigrad, vjp), (torch, torch.func.vjp)):
+        x = T.tensor(V)
+        _, vjp_fn = vjp_(lambda x, T=T: f(T, x), x)
+        jac[T.__name__] = T.vmap(vjp_fn)(T.eye(4, dtype=x.dtype))
+    _same(jac["minigrad"], jac["torch"])
+
+
+def test_vmap_of_grad_of_grad_nested():
+    torch = pytest.importorskip("torch")
+    from minigrad.func import grad
+
+    res = {}
+    for T, g in ((minigrad, grad), (torch, torch.func.grad)):
+        x = T.tensor(V)
+        res[T.__name__] = T.vmap(g(g(lambda t: t.sin() * t ** 3)))(x)
+    _same(res["minigrad"], res["torch"])
