@@ -51,6 +51,7 @@ autograd.functional:hvp autograd.functional:vhp
 autograd:forward_ad autograd.forward_ad:dual_level autograd.forward_ad:make_dual autograd.forward_ad:unpack_dual
 autograd.forward_ad:enter_dual_level autograd.forward_ad:exit_dual_level autograd.forward_ad:UnpackedDualTensor
 func:jvp func:jacfwd
+:vmap func:vmap
 """.split()
 
 
