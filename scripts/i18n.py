@@ -25,6 +25,7 @@ unit's English text when it was translated:
     python scripts/i18n.py lint [--lang zh] [PAGE]       # translated units whose MyST structure differs
     python scripts/i18n.py build [--lang zh] [--check]   # write the edition's book zh/ (or check it is current)
     python scripts/i18n.py relink [SITE]                 # after both builds: language links of _build/html
+    python scripts/i18n.py messages [--check]            # the check() feedback catalogue (.po -> .mo)
 
 ``lint`` compares each translated unit with its English unit: the same directives and fences
 with the same options (``:label:``; prose options like ``:caption:`` and exercise titles are
@@ -697,6 +698,151 @@ def build(lang: str, check: bool = False) -> list[str]:
     return changed + stale
 
 
+# --- the exercises' feedback: gettext catalogue of minigrad/course ---------------------------------
+
+COURSE = ROOT / "minigrad" / "course"
+GETTEXT_DOMAIN = "minigrad-course"
+GETTEXT_LOCALES = {"zh": "zh_CN"}
+
+
+def po_path(lang: str) -> Path:
+    return COURSE / "locale" / GETTEXT_LOCALES[lang] / "LC_MESSAGES" / f"{GETTEXT_DOMAIN}.po"
+
+
+def code_messages() -> dict[str, str]:
+    """Every literal ``_("...")`` in minigrad/course -> where it is (file:line), in source order."""
+    import ast
+    out: dict[str, str] = {}
+    for f in sorted(COURSE.rglob("*.py")):
+        tree = ast.parse(f.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "_" \
+                    and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+                out.setdefault(node.args[0].value, f"{f.relative_to(ROOT)}:{node.lineno}")
+    return out
+
+
+def exercise_titles(lang: str) -> dict[str, str]:
+    """English exercise title -> its translation, from the ``{exercise} Title`` lines of the book and
+    of its translation (the same box, in the same unit): the checks' feedback names an exercise as
+    the page does."""
+    out = {}
+    title = re.compile(r"^\s*```+\{exercise\}\s*(.+?)\s*$", re.M)
+    for page in pages():
+        tr = {t.id: t for t in read_translations(translation_file(lang, page))}
+        for u in english_units(page):
+            t = tr.get(u.id)
+            if not t or t.todo:
+                continue
+            for en, zh in zip(title.findall(u.text), title.findall(t.text)):
+                out.setdefault(en, zh)
+    return out
+
+
+def _po_unquote(s: str) -> str:
+    return json.loads(s)
+
+
+def _po_quote(s: str) -> str:
+    return json.dumps(s, ensure_ascii=False)
+
+
+def read_po(path: Path) -> dict[str, str]:
+    """msgid -> msgstr of a .po file (single-line or continued strings; comments ignored)."""
+    out, key, cur, field = {}, None, [], None
+    if not path.exists():
+        return out
+
+    def flush():
+        nonlocal key
+        if field == "msgstr" and key is not None:
+            out[key] = "".join(cur)
+
+    msgid = None
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if line.startswith("msgid "):
+            flush()
+            field, cur = "msgid", [_po_unquote(line[6:])]
+        elif line.startswith("msgstr "):
+            key = "".join(cur)
+            field, cur = "msgstr", [_po_unquote(line[7:])]
+        elif line.startswith('"') and field:
+            cur.append(_po_unquote(line))
+        elif not line or line.startswith("#"):
+            flush()
+            field, key = None, None
+    flush()
+    return out
+
+
+def write_po(lang: str, entries: dict[str, tuple[str, str]]) -> str:
+    """The .po text: a header, then each msgid with its source comment and msgstr."""
+    head = ("# Chinese (zh_CN) feedback of the course's exercises (minigrad.course).\n"
+            "# Updated by `python scripts/i18n.py messages` (msgids from the code's _(\"...\") and the\n"
+            "# book's exercise titles); translate the empty msgstr, then run it again to compile the .mo.\n"
+            'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n'
+            f'"Language: {GETTEXT_LOCALES[lang]}\\n"\n\n')
+    body = []
+    for msgid, (where, msgstr) in entries.items():
+        body.append(f"#: {where}\nmsgid {_po_quote(msgid)}\nmsgstr {_po_quote(msgstr)}\n")
+    return head + "\n".join(body)
+
+
+def compile_mo(catalog: dict[str, str]) -> bytes:
+    """GNU .mo bytes (little-endian, no hash table) of msgid -> msgstr, as msgfmt writes them."""
+    import struct
+    items = sorted((k.encode("utf-8"), v.encode("utf-8")) for k, v in catalog.items() if v or k == "")
+    ids = b"".join(k + b"\0" for k, _ in items)
+    strs = b"".join(v + b"\0" for _, v in items)
+    n = len(items)
+    start = 7 * 4 + n * 16
+    koffsets, voffsets, pos = [], [], 0
+    for k, _ in items:
+        koffsets += [len(k), start + pos]
+        pos += len(k) + 1
+    pos = 0
+    for _, v in items:
+        voffsets += [len(v), start + len(ids) + pos]
+        pos += len(v) + 1
+    header = struct.pack("<7I", 0x950412DE, 0, n, 7 * 4, 7 * 4 + n * 8, 0, 0)
+    return header + struct.pack(f"<{2 * n}I", *koffsets) + struct.pack(f"<{2 * n}I", *voffsets) + ids + strs
+
+
+def messages(lang: str, check: bool = False) -> list[str]:
+    """Bring the .po up to date (new msgids added, titles from the book) and compile the .mo.
+    With check: only list what is missing or out of date."""
+    po = po_path(lang)
+    have = read_po(po)
+    titles = exercise_titles(lang)
+    entries: dict[str, tuple[str, str]] = {}
+    for msgid, where in code_messages().items():
+        entries[msgid] = (where, have.get(msgid, ""))
+    from importlib import import_module
+    sys.path.insert(0, str(ROOT))
+    course = import_module("minigrad.course")
+    course._load_exercises()
+    for ex in sorted(course.registry.values(), key=lambda e: e.id):
+        if ex.title and ex.id.startswith("ch") and ex.title not in entries:
+            entries[ex.title] = (f"exercise {ex.id} (title from the book)", have.get(ex.title) or titles.get(ex.title, ""))
+    text = write_po(lang, entries)
+    catalog = {"": f"Content-Type: text/plain; charset=UTF-8\nLanguage: {GETTEXT_LOCALES[lang]}\n"}
+    catalog.update({k: v for k, (_, v) in entries.items() if v})
+    mo = compile_mo(catalog)
+    problems = [f"{po.relative_to(ROOT)}: no translation for {k!r} ({w})" for k, (w, v) in entries.items() if not v]
+    if check:
+        if not po.exists() or po.read_text(encoding="utf-8") != text:
+            problems.append(f"{po.relative_to(ROOT)}: not up to date (run: python scripts/i18n.py messages)")
+        mo_path = po.with_suffix(".mo")
+        if not mo_path.exists() or mo_path.read_bytes() != mo:
+            problems.append(f"{mo_path.relative_to(ROOT)}: not compiled from the .po (run: python scripts/i18n.py messages)")
+        return problems
+    po.parent.mkdir(parents=True, exist_ok=True)
+    po.write_text(text, encoding="utf-8")
+    po.with_suffix(".mo").write_bytes(mo)
+    return problems
+
+
 SWITCH = re.compile(r'(<a class="[^"]*\bcourse-language-switch\b[^"]*" href=")([^"]*)("\s+data-counterpart-page=")([^"]*)(")')
 
 
@@ -732,11 +878,18 @@ def relink(site: Path, lang: str = "zh") -> int:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("command", choices=["status", "todo", "skeleton", "lint", "build", "relink"])
+    ap.add_argument("command", choices=["status", "todo", "skeleton", "lint", "build", "relink", "messages"])
     ap.add_argument("page", nargs="?")
     ap.add_argument("--lang", default="zh")
     ap.add_argument("--check", action="store_true", help="build: only list the files that are not up to date")
     a = ap.parse_args(argv)
+    if a.command == "messages":
+        probs = messages(a.lang, check=a.check)
+        for pr in probs:
+            print(pr)
+        if not a.check:
+            print(f"{po_path(a.lang).relative_to(ROOT)} and its .mo written; {len(probs)} message(s) to translate")
+        return 1 if probs else 0
     if a.command == "relink":
         site = Path(a.page or ROOT / "_build" / "html")
         print(f"i18n relink: {relink(site, a.lang)} page(s) of {site} now link to their counterpart")

@@ -40,6 +40,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
+from ._i18n import _
 from .numbering import EXERCISE_ID, display_name, exercise_number, parse_id
 
 __all__ = ["check", "exercise", "part", "CheckResult", "CheckFailed", "registry", "get_exercise",
@@ -242,8 +243,8 @@ def _normalise(value: Any) -> tuple[bool, str, dict]:
     if isinstance(value, str):
         return True, value, {}
     if value is None or value is True:
-        return True, "all checks passed.", {}
-    return bool(value), "" if value else "the answer is not right yet.", {}
+        return True, _("all checks passed."), {}
+    return bool(value), "" if value else _("the answer is not right yet."), {}
 
 
 def _student_frame(tb) -> str:
@@ -252,19 +253,21 @@ def _student_frame(tb) -> str:
     if not frames:
         return ""
     f = frames[-1]
-    where = f"line {f.lineno} of {f.name}()" if f.name != "<module>" else f"line {f.lineno}"
-    return f" (at {where}: `{(f.line or '').strip()}`)"
+    where = (_("line {line} of {function}()").format(line=f.lineno, function=f.name) if f.name != "<module>"
+             else _("line {line}").format(line=f.lineno))
+    return _(" (at {where}: `{code}`)").format(where=where, code=(f.line or "").strip())
 
 
 def _failure_message(e: BaseException) -> str:
     if isinstance(e, (CheckFailed, AssertionError)):
         return str(e) or type(e).__name__
     if isinstance(e, NotImplementedError):
-        msg = "your code raised NotImplementedError: replace the `raise NotImplementedError()` stub with your solution."
+        msg = _("your code raised NotImplementedError: replace the `raise NotImplementedError()` stub with your solution.")
         if str(e) and "YOUR CODE" not in str(e):
             msg += f" ({e})"
         return msg
-    return f"your code raised {type(e).__name__}: {e}{_student_frame(e.__traceback__)}"
+    return _("your code raised {error_type}: {error}{where}").format(
+        error_type=type(e).__name__, error=e, where=_student_frame(e.__traceback__))
 
 
 def run_check(exercise_id: str, answer: Any, **kw: Any) -> CheckResult:
@@ -285,7 +288,7 @@ def run_check(exercise_id: str, answer: Any, **kw: Any) -> CheckResult:
     if ex.parts:
         for name, max_pts in ex.parts.items():
             # a part the check never entered takes the check's own verdict (e.g. an early return)
-            ok, why = run.results.get(name, (passed, "" if passed else "not checked: " + msg.strip()))
+            ok, why = run.results.get(name, (passed, "" if passed else _("not checked: ") + msg.strip()))
             parts.append({"name": name, "passed": bool(ok), "points": max_pts if ok else 0.0,
                           "max_points": max_pts, "message": why.strip()})
         passed = all(p["passed"] for p in parts)
@@ -293,7 +296,11 @@ def run_check(exercise_id: str, answer: Any, **kw: Any) -> CheckResult:
     else:
         pts = ex.points if passed else 0.0
     # the header names the exercise as the page does: "Exercise 3.1 (Leaky ReLU)" for ch03-ex1
-    head = f"{PASS_MARK if passed else FAIL_MARK} {display_name(ex.id)} ({ex.title}): {pts:g}/{ex.points:g} points"
+    number = exercise_number(ex.id)
+    name = _("Exercise {number}").format(number=number) if number else ex.id
+    head = _("{mark} {exercise} ({title}): {points}/{max_points} points").format(
+        mark=PASS_MARK if passed else FAIL_MARK, exercise=name, title=_(ex.title), points=f"{pts:g}",
+        max_points=f"{ex.points:g}")
     body = msg.strip()
     if parts:
         lines = [f"{PASS_MARK if p['passed'] else FAIL_MARK} {p['name']} [{p['points']:g}/{p['max_points']:g}]"

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import minigrad
 from minigrad.course import CheckFailed, exercise
+from minigrad.course._i18n import _
 from minigrad.course.diagnose import diagnose_function
 
 
@@ -11,8 +12,8 @@ def _grad_at(fn, values, *args):
     x = minigrad.tensor(values, dtype=minigrad.float64, requires_grad=True)
     fn.apply(x, *args).sum().backward()
     if x.grad is None:
-        raise CheckFailed("backward gave x no gradient at all: does backward return the gradient "
-                          "(not store it on ctx)?")
+        raise CheckFailed(_("backward gave x no gradient at all: does backward return the gradient "
+                            "(not store it on ctx)?"))
     return x.grad.tolist()
 
 
@@ -31,11 +32,12 @@ def _check_leaky_relu(LeakyReLUFunction, negative_slope=0.2):
     try:
         got_default = _grad_at(LeakyReLUFunction, [-1.0])[0]
     except TypeError as e:
-        raise CheckFailed(f"LeakyReLUFunction.apply(x) without a slope failed ({e}): give forward's "
-                          "negative_slope a default value of 0.01.") from None
+        raise CheckFailed(_("LeakyReLUFunction.apply(x) without a slope failed ({error}): give forward's "
+                            "negative_slope a default value of 0.01.").format(error=e)) from None
     if abs(got_default - 0.01) > 1e-12:
-        raise CheckFailed(f"with the default slope, the gradient at x = -1 should be 0.01, got {got_default:g}.")
-    return result.message + "\n  - the default slope is 0.01"
+        raise CheckFailed(_("with the default slope, the gradient at x = -1 should be 0.01, got {got}.")
+                          .format(got=f"{got_default:g}"))
+    return result.message + "\n  - " + _("the default slope is 0.01")
 
 
 def _saved_mask(fn, shape=(4, 5)):
@@ -54,17 +56,20 @@ def _check_relu_mask(ReLUMaskFunction):
         return result
     saved, nbytes, x = _saved_mask(ReLUMaskFunction)
     if len(saved) != 1:
-        raise CheckFailed(f"the gradients are right, but forward saved {len(saved)} tensors; save exactly one, "
-                          "the bool mask.")
+        raise CheckFailed(_("the gradients are right, but forward saved {n} tensors; save exactly one, "
+                            "the bool mask.").format(n=len(saved)))
     (mask,) = saved
     if mask is None or mask.dtype != minigrad.bool:
         dtype = None if mask is None else mask.dtype
-        raise CheckFailed(f"the gradients are right, but the saved tensor has dtype {dtype}; save a bool mask "
-                          f"such as input > 0 (1 byte per element instead of {x.element_size()}).")
+        raise CheckFailed(_("the gradients are right, but the saved tensor has dtype {dtype}; save a bool mask "
+                            "such as input > 0 (1 byte per element instead of {size}).")
+                          .format(dtype=dtype, size=x.element_size()))
     if tuple(mask.shape) != tuple(x.shape):
-        raise CheckFailed(f"the saved mask has shape {tuple(mask.shape)}, the input {tuple(x.shape)}: "
-                          "save one bit of information per input element.")
-    return result.message + f"\n  - it saves one bool mask ({nbytes} bytes for {x.numel()} elements)"
+        raise CheckFailed(_("the saved mask has shape {mask_shape}, the input {input_shape}: "
+                            "save one bit of information per input element.")
+                          .format(mask_shape=tuple(mask.shape), input_shape=tuple(x.shape)))
+    return result.message + "\n  - " + _("it saves one bool mask ({nbytes} bytes for {n} elements)").format(
+        nbytes=nbytes, n=x.numel())
 
 
 @exercise("ch03-ex3", points=3, title="ReLU6",
@@ -81,6 +86,6 @@ def _check_relu6(ReLU6Function):
     saved, nbytes, x = _saved_mask(ReLU6Function, (5, 6))
     msg = result.message
     if nbytes > x.numel():
-        msg += (f"\nTip: forward saves {nbytes} bytes for {x.numel()} elements; one bool mask "
-                f"(input > 0) & (input < 6) would need only {x.numel()}.")
+        msg += "\n" + _("Tip: forward saves {nbytes} bytes for {n} elements; one bool mask "
+                         "(input > 0) & (input < 6) would need only {n}.").format(nbytes=nbytes, n=x.numel())
     return msg
