@@ -180,6 +180,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         spec = _wire.read_message(sys.stdin.buffer)
         payload = sys.stdin.buffer.read(int(spec["payload"]))
+        os.environ["MINIGRAD_COURSE_LANG"] = spec.get("language") or "en"  # the submission's language (_i18n)
         from . import _bridge, _checker, _verdict  # noqa: F401  (before the bundle replaces minigrad.course)
         from ._bridge_wire import PipeTransport
 

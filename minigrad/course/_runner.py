@@ -108,7 +108,9 @@ class Isolation:
 
     def env(self, extra: dict) -> dict:
         env = self.sandbox.sandbox_env({"HOME": self.workdir, "TMPDIR": "/tmp" if self.nested else
-                                        os.path.join(self.workdir, ".tmp"), **extra})
+                                        os.path.join(self.workdir, ".tmp"),
+                                        # the feedback's language: the submission's (_i18n.py)
+                                        "MINIGRAD_COURSE_LANG": self.spec.get("language") or "en", **extra})
         if not self.nested:
             env["PATH"] = os.environ.get("PATH", env["PATH"])
         return env

@@ -29,6 +29,7 @@ import minigrad
 from minigrad.autograd import Function
 
 from . import CheckResult
+from ._i18n import _, current_language
 
 __all__ = ["diagnose_function", "make_inputs", "compare_arrays", "Diagnosis"]
 
@@ -72,10 +73,10 @@ def _f(v: float) -> str:
 
 def _factor_words(c: float) -> str:
     if c > 1:
-        return f"{_f(c)} times too large"
+        return _("{c} times too large").format(c=_f(c))
     if c > 0:
-        return f"{_f(c)} times the right value ({_f(1 / c)} times too small)"
-    return f"{_f(c)} times the right value (wrong sign and scaled by {_f(-c)})"
+        return _("{c} times the right value ({inverse} times too small)").format(c=_f(c), inverse=_f(1 / c))
+    return _("{c} times the right value (wrong sign and scaled by {minus_c})").format(c=_f(c), minus_c=_f(-c))
 
 
 def _table(idx_arrays, expected, got, inputs_named, max_show: int) -> str:
@@ -84,9 +85,10 @@ def _table(idx_arrays, expected, got, inputs_named, max_show: int) -> str:
     for idx in idx_arrays[:max_show]:
         idx = tuple(int(i) for i in idx)
         ins = ", ".join(f"{n}={_f(float(a[idx]))}" for n, a in inputs_named if a.shape == expected.shape)
-        lines.append(f"    at {list(idx)}: " + (f"{ins}, " if ins else "")
-                     + f"expected {_f(float(expected[idx]))}, got {_f(float(got[idx]))}")
-    return "  where they differ (first entries):\n" + "\n".join(lines) if lines else ""
+        lines.append("    " + _("at {index}: ").format(index=list(idx)) + (f"{ins}, " if ins else "")
+                     + _("expected {expected}, got {got}").format(expected=_f(float(expected[idx])),
+                                                                 got=_f(float(got[idx]))))
+    return "  " + _("where they differ (first entries):") + "\n" + "\n".join(lines) if lines else ""
 
 
 # ------------------------------------------------------------------------------ comparing
@@ -121,15 +123,16 @@ def compare_arrays(got: np.ndarray, expected: np.ndarray, *, what: str, atol: fl
     table = _table(bad, expected, got, inputs_named, max_show)
     scale = float(np.abs(expected).max()) if expected.size else 0.0
     if scale > atol and np.allclose(got, -expected, atol=atol, rtol=rtol):
-        raise Diagnosis("sign", f"{what} has the wrong sign: it is exactly minus the expected value "
-                        f"(look for a missing or extra minus sign).\n{table}")
+        raise Diagnosis("sign", _("{what} has the wrong sign: it is exactly minus the expected value "
+                                  "(look for a missing or extra minus sign).").format(what=what) + f"\n{table}")
     denom = float(np.sum(expected * expected))
     if denom > 0:
         c = float(np.sum(got * expected) / denom)
         if abs(c) > 1e-8 and abs(c - 1) > 1e-6 and np.allclose(got, c * expected, atol=atol, rtol=rtol):
-            raise Diagnosis("factor", f"{what} is off by a constant factor: it is {_factor_words(c)} "
-                            f"(got = {_f(c)} x expected everywhere). Look for a missing or extra constant "
-                            f"(a 2 from a square, a 1/2 from a square root, a slope, ...).\n{table}")
+            raise Diagnosis("factor", _("{what} is off by a constant factor: it is {factor} "
+                                        "(got = {c} x expected everywhere). Look for a missing or extra constant "
+                                        "(a 2 from a square, a 1/2 from a square root, a slope, ...).")
+                            .format(what=what, factor=_factor_words(c), c=_f(c)) + f"\n{table}")
     # piecewise behaviour around kinks (elementwise functions)
     if kink_input is not None and kink_input.shape == got.shape and grad_output is not None \
             and grad_output.shape == got.shape and kinks:
@@ -156,7 +159,8 @@ def compare_arrays(got: np.ndarray, expected: np.ndarray, *, what: str, atol: fl
             if wrong[below].all() and not wrong[above].any():
                 raise Diagnosis("one-side", f"{what} is right where {kink_name} > {_f(k)} but wrong everywhere "
                                 f"{kink_name} < {_f(k)}: check that branch of your formula or mask.\n{table}")
-    raise Diagnosis("values", f"{what} differs from the expected value in {n_bad} of {n} entries.\n{table}")
+    raise Diagnosis("values", _("{what} differs from the expected value in {n_bad} of {n} entries.")
+                    .format(what=what, n_bad=n_bad, n=n) + f"\n{table}")
 
 
 # ------------------------------------------------------------------------------ running
@@ -232,11 +236,14 @@ def diagnose_function(fn: Any, reference: Callable, inputs: Sequence[Sequence[in
             _check_double_backward(fn, fname, call, arrays, args, verified)
     except Diagnosis as d:
         text = str(d)
-        return CheckResult(False, text[:1].upper() + text[1:], details={"kind": d.kind})
+        if current_language() == "en":  # "The gradient for x ..."; Chinese has no capitals ("x 的梯度")
+            text = text[:1].upper() + text[1:]
+        return CheckResult(False, text, details={"kind": d.kind})
     shapes = ", ".join(str(tuple(a.shape)) for a in arrays)
-    away = f", away from {'the kinks' if len(kinks) > 1 else 'the kink'} at {', '.join(_f(k) for k in kinks)}" \
-        if kinks else ""
-    msg = (f"{fname} is correct. Checked on {trials} sets of random float64 inputs of shape {shapes}{away}:\n"
+    away = ((_(", away from the kinks at {kinks}") if len(kinks) > 1 else _(", away from the kink at {kinks}"))
+            .format(kinks=", ".join(_f(k) for k in kinks)) if kinks else "")
+    msg = (_("{function} is correct. Checked on {trials} sets of random float64 inputs of shape {shapes}{away}:")
+           .format(function=fname, trials=trials, shapes=shapes, away=away) + "\n"
            + "\n".join(f"  - {v}" for v in dict.fromkeys(verified)))
     return CheckResult(True, msg, details={"kind": "ok"})
 
@@ -257,13 +264,14 @@ def _check_at_kinks(call, fname, args, at_kinks, verified):
                             f"{type(e).__name__}: {str(e).strip()}{_where_raised(e)}") from None
         got = 0.0 if g is None else float(_as_array(g).reshape(-1)[0]) / G[0]
         if abs(got - slope) > 1e-9:
-            raise Diagnosis("kink", f"{fname} is right away from x = {_f(k)}, but at exactly x = {_f(k)} its "
-                            f"gradient is {_f(got)} times grad_output; the convention there is {_f(slope)}"
-                            + (f" ({why})" if why else "") + ". Check which comparison (> or >=, < or <=) "
-                            f"decides the value at {_f(k)}.")
-    points = ", ".join(f"{_f(rule[0] if isinstance(rule, tuple) else rule)} at x = {_f(k)}"
+            raise Diagnosis("kink", _("{function} is right away from x = {k}, but at exactly x = {k} its "
+                                      "gradient is {got} times grad_output; the convention there is {slope}")
+                            .format(function=fname, k=_f(k), got=_f(got), slope=_f(slope))
+                            + (f" ({why})" if why else "")
+                            + _(". Check which comparison (> or >=, < or <=) decides the value at {k}.").format(k=_f(k)))
+    points = ", ".join(_("{value} at x = {k}").format(value=_f(rule[0] if isinstance(rule, tuple) else rule), k=_f(k))
                        for k, rule in at_kinks.items())
-    verified.append(f"the gradient at exactly the kink follows the convention ({points})")
+    verified.append(_("the gradient at exactly the kink follows the convention ({points})").format(points=points))
 
 
 def _check_double_backward(fn, fname, call, arrays, args, verified):
@@ -278,7 +286,7 @@ def _check_double_backward(fn, fname, call, arrays, args, verified):
     else:
         err = ""
     if ok:
-        verified.append("second derivatives (gradgradcheck) are right too")
+        verified.append(_("second derivatives (gradgradcheck) are right too"))
         return
     intermediate = _saved_intermediate(fn, call, arrays, args)
     if intermediate is not None:
@@ -346,9 +354,9 @@ def _one_trial(fn, fname, call, reference, reference_backward, arrays, names, ar
     got = _as_array(out)
     if got.shape != want.shape:
         raise Diagnosis("forward-shape", f"{fname} forward returned shape {tuple(got.shape)}, expected {tuple(want.shape)}.")
-    compare_arrays(got, want, what=f"the forward output of {fname}", atol=atol, rtol=rtol, inputs_named=named,
+    compare_arrays(got, want, what=_("the forward output of {function}").format(function=fname), atol=atol, rtol=rtol, inputs_named=named,
                    max_show=max_show)
-    verified.append("forward: values and shape match the reference; the inputs are left unchanged")
+    verified.append(_("forward: values and shape match the reference; the inputs are left unchanged"))
     if not out.requires_grad:
         raise Diagnosis("no-grad", f"the output of {fname} does not require grad although its input does: "
                         "call it through .apply(...) and return a new tensor computed from the inputs.")
@@ -386,8 +394,10 @@ def _one_trial(fn, fname, call, reference, reference_backward, arrays, names, ar
             if ga.shape != a.shape:
                 _shape_diagnosis(fname, name, a, ga, exp1[i], atol, rtol)
         extra = returned - n_args
-        verified.append(f"backward returns one value per forward argument ({n_args}), each of its input's shape"
-                        + (f" (and {extra} extra trailing None, which the engine ignores)" if extra > 0 else ""))
+        verified.append(_("backward returns one value per forward argument ({n}), each of its input's shape")
+                        .format(n=n_args)
+                        + (_(" (and {extra} extra trailing None, which the engine ignores)").format(extra=extra)
+                           if extra > 0 else ""))
 
     # ---- the gradients through the engine
     got1 = _engine_grads(call, fname, arrays, args, G1)
@@ -413,16 +423,16 @@ def _one_trial(fn, fname, call, reference, reference_backward, arrays, names, ar
                 raise Diagnosis("swapped", f"the gradient for {name} is the one that belongs to {swapped[0]}: "
                                 f"backward must return the gradients in the order of forward's arguments "
                                 f"({', '.join(names + arg_names)}).")
-            compare_arrays(g1, e1, what=f"the gradient for {name}", atol=atol, rtol=rtol,
+            compare_arrays(g1, e1, what=_("the gradient for {name}").format(name=name), atol=atol, rtol=rtol,
                            inputs_named=named, max_show=max_show, kinks=kinks, grad_output=G1,
                            kink_input=arrays[i] if g1.shape == G1.shape else kink_input, kink_name=name)
         if not _close(g2, e2, atol, rtol).all():
-            compare_arrays(g2, e2, what=f"the gradient for {name} (second grad_output)", atol=atol, rtol=rtol,
+            compare_arrays(g2, e2, what=_("the gradient for {name} (second grad_output)").format(name=name), atol=atol, rtol=rtol,
                            inputs_named=named, max_show=max_show)
-    src = "finite differences of the reference" if reference_backward is None and not _differentiable(ref_out) \
-        else "the reference gradients"
-    verified.append(f"gradients (vector-Jacobian products for 2 random grad_outputs) match {src}")
-    verified.append("backward multiplies by grad_output (chain rule)")
+    src = _("finite differences of the reference") if reference_backward is None and not _differentiable(ref_out) \
+        else _("the reference gradients")
+    verified.append(_("gradients (vector-Jacobian products for 2 random grad_outputs) match {source}").format(source=src))
+    verified.append(_("backward multiplies by grad_output (chain rule)"))
 
 
 def _differentiable(t) -> bool:

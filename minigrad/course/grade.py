@@ -48,6 +48,7 @@ from . import shard as _shard
 from . import sandbox as _sandbox
 from . import submissions as submissions_mod
 from ._extract import bound_names, python_source
+from . import _i18n
 from ._judge import IN_SANDBOX
 from ._runner import needed_for
 from ._wire import write_message
@@ -91,6 +92,8 @@ def course_bundle(extra_dirs=()) -> list:
     """Source text of minigrad.course (and its exercise modules): the checker builds its own copy from it."""
     d = _course_dir()
     bundle = [("minigrad.course.numbering", ((d / "numbering.py").read_text(), False)),  # imported by __init__
+              # the feedback's catalogues travel as data: the checker reads no file
+              ("minigrad.course._i18n", (_i18n.bundled_source(), False)),
               ("minigrad.course", ((d / "__init__.py").read_text(), True)),
               ("minigrad.course.diagnose", ((d / "diagnose.py").read_text(), False)),
               ("minigrad.course.exercises", ("import_errors = {}\n", True))]
@@ -649,13 +652,15 @@ def _grade_locked(subs: Path, root: Path, sources: list, chosen, iso: Launcher, 
             log(f"warning: {s}: left out of the grading sandbox: {', '.join(skipped[:5])}")
         # the runner gets no check and no hidden test (the judge outside keeps them), except for the
         # few exercises whose check cannot work on proxies (_judge.IN_SANDBOX)
-        spec = {**iso.job_spec(job["index"]), "notebook": nbname,
+        language = _i18n.submission_language(files.get(nbname))  # the feedback follows the submission
+        spec = {**iso.job_spec(job["index"]), "notebook": nbname, "language": language,
                 "timeout": float(timeout), "memory_mb": int(memory_mb),
                 "course_dir": str(_course_dir()), "instructor_imports": src.instructor_imports,
                 "exercises": [runner_exercise(ex, src.instructor_imports) for ex in src.exercises]}
         if any(ex["id"] in IN_SANDBOX for ex in src.exercises):
             spec["bundle"] = bundle
-        judge = {"exercises": src.exercises, "bundle": bundle, "course_dir": str(_course_dir())}
+        judge = {"exercises": src.exercises, "bundle": bundle, "course_dir": str(_course_dir()),
+                 "language": language}
         slot = slots.get()  # a uid and a cgroup of its own for each job running at the same time
         group = None
         t0 = time.monotonic()
