@@ -11,15 +11,38 @@ import importlib
 
 import numpy as np
 import pytest
-from optable import _differentiable, _first, make_data, to_lib
+from optable import Row, _differentiable, _first, make_data, to_lib
 
 import minigrad
 from minigrad.autograd import gradcheck
 from minigrad.autograd.function import Function
 
 _TABLES = ["test_ops_activations", "test_ops_elementwise", "test_ops_indexing_shapes", "test_ops_matrix",
-           "test_ops_reduce_sort"]
-ROWS = [r for m in _TABLES for r in importlib.import_module(m).ROWS]
+           "test_ops_reduce_sort", "test_nn_layers_more"]
+
+
+def _F(T):
+    return T.nn.functional
+
+
+# The nn Functions outside the op tables (convolution, pooling, pixel shuffle) and the losses of the MLPs
+EXTRA_ROWS = [
+    Row("conv2d", lambda T, x, w, b: _F(T).conv2d(x, w, b, stride=2, padding=1), [("n", (2, 3, 5, 5)),
+                                                                                  ("n", (4, 3, 3, 3)), ("n", (4,))]),
+    Row("conv2d-groups-dilation", lambda T, x, w: _F(T).conv2d(x, w, groups=2, dilation=2),
+        [("n", (1, 4, 6, 6)), ("n", (2, 2, 2, 2))]),
+    Row("conv1d", lambda T, x, w: _F(T).conv1d(x, w, padding=1), [("n", (2, 2, 7)), ("n", (3, 2, 3))]),
+    Row("max_pool2d", lambda T, x: _F(T).max_pool2d(x, 2), [("d", (1, 2, 4, 4))]),
+    Row("avg_pool2d", lambda T, x: _F(T).avg_pool2d(x, 3, stride=1, padding=1), [("n", (1, 2, 4, 4))]),
+    Row("adaptive_avg_pool2d", lambda T, x: _F(T).adaptive_avg_pool2d(x, (2, 3)), [("n", (1, 2, 5, 6))]),
+    Row("pixel_shuffle", lambda T, x: _F(T).pixel_shuffle(x, 2) * x.sum(), [("n", (1, 8, 2, 3))]),
+    Row("pixel_unshuffle", lambda T, x: _F(T).pixel_unshuffle(x, 2), [("n", (1, 2, 4, 6))]),
+    Row("linear-mlp-xent", lambda T, x, w, b, y: _F(T).cross_entropy(_F(T).linear(x, w, b).relu(), y),
+        [("n", (4, 3)), ("n", (5, 3)), ("n", (5,)), ("i5", (4,))]),
+    Row("mse-bce", lambda T, a, b, p: _F(T).mse_loss(a, b) + _F(T).binary_cross_entropy(p, b.sigmoid()),
+        [("n", (3, 4)), ("n", (3, 4)), ("u", (3, 4))]),
+]
+ROWS = [r for m in _TABLES for r in importlib.import_module(m).ROWS] + EXTRA_ROWS
 CASES = importlib.import_module("test_ops_gradcheck").CASES
 
 
@@ -124,6 +147,13 @@ def test_every_builtin_op_with_a_backward_has_a_jvp():
                if c.__name__ not in NO_JVP and getattr(c, "_jvp", None) is None]
     assert not missing, f"ops with a backward but no jvp rule (minigrad/autograd/_jvp_rules.py): {missing}"
     assert len(_engine_functions()) > 150  # the walk found the catalogue
+    # the rules that call backward need a backward written with minigrad ops (not @once_differentiable)
+    numpy_only = [c.__name__ for c in _engine_functions()
+                  if getattr(c, "_jvp", None) in (_jvp_rules.via_vjp, _jvp_rules.diagonal)
+                  and getattr(c.backward, "__code__", None) is not None
+                  and c.backward.__code__.co_filename.endswith("function.py")
+                  and c.backward.__code__.co_name == "wrapper"]
+    assert not numpy_only, f"via_vjp / diagonal on a once_differentiable backward: {numpy_only}"
 
 
 def test_an_op_without_jvp_raises_pytorchs_error():

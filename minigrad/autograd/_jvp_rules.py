@@ -190,6 +190,28 @@ def _linear_rule(cls, ctx, args, out, tangents):
     return total
 
 
+def _conv_rule(cls, ctx, args, out, tangents):
+    """conv(x, w) + b: conv(tx, w) + conv(x, tw) + tb (its backward is NumPy, @once_differentiable,
+    so via_vjp cannot differentiate it; this costs two convolutions)."""
+    x, w, b, *geometry = args
+    tx, tw, tb = tangents[:3]
+    total = None
+    if tx is not None:
+        total = cls.apply(tx, w, None, *geometry)
+    if tw is not None:
+        total = _add(total, cls.apply(x, tw, None, *geometry))
+    if tb is not None:
+        total = _add(total, tb.reshape((1, -1) + (1,) * (out._data.ndim - 2)))
+    return total
+
+
+def _max_pool_rule(cls, ctx, args, out, tangents):
+    """Each output is one input element (the window's maximum): the tangent there, by the indices."""
+    values, idx = out
+    t = tangents[0].flatten(-2)
+    return t.gather(-1, idx.flatten(-2)).reshape(tuple(idx.shape)), None
+
+
 def _masked_fill_rule(cls, ctx, args, out, tangents):
     a, mask, value = args
     return cls.apply(tangents[0], mask, 0.0)
@@ -271,7 +293,9 @@ def _table() -> dict:
         lo.BinaryCrossEntropyWithLogits, ly.BatchNorm, ly.LayerNorm, mx.Det, mx.Inverse, mx.Solve, mx.Addmm,
         mx.Einsum, pr.Cumprod, pr.Prod, pr.ProdDim, rd.Amax, rd.Amin, rd.MaxAll, rd.MaxDim, rd.MinAll, rd.MinDim,
         rd.Norm2, so.Kthvalue, so.Median, so.MedianDim, so.Sort, so.SortStable, so.Topk, sp.LogCumSumExp,
-        cv._MaxPool2d, cv._Conv2d)
+)
+    put(_conv_rule, cv._Conv2d)
+    put(_max_pool_rule, cv._MaxPool2d)
     return table
 
 

@@ -377,6 +377,9 @@ def apply_custom(cls, args: tuple):
             _record_edges(ctx, args, seq)
         else:
             ctx.needs_input_grad = (False,) * len(args)
+        recorded_needs = ctx.needs_input_grad
+        if rule is not None:  # minigrad's own op: forward saves what the rule's backward call will need
+            ctx.needs_input_grad = tuple(n or t is not None for n, t in zip(recorded_needs, tangents))
         enabled = _set_grad_mode(False)
         try:
             if cls._new_style:
@@ -397,11 +400,8 @@ def apply_custom(cls, args: tuple):
         elif ctx._dirty:
             _check_dirty_leaves(cls, ctx._dirty)
         if rule is not None:  # one of minigrad's own ops written as a Function (nn: conv2d, pooling...)
-            if not recording:
-                ctx.needs_input_grad = tuple(t is not None for t in tangents)
             out_t = rule(cls, ctx, args, out, tangents)
-            if not recording:
-                ctx.needs_input_grad = (False,) * len(args)
+            ctx.needs_input_grad = recorded_needs
         else:
             out_t = _call_user_jvp(cls, ctx, args, tangents)
     _attach(cls, ctx, out, out_t, tangents, custom=rule is None)
