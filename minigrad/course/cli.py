@@ -8,7 +8,7 @@ import sys
 DESCRIPTION = """\
 Instructor tools for the course "Inside autograd.Function".
 
-  minigrad-course release --out DIR [--chapters 3[,4...]] [--repository-url URL] [--no-site]
+  minigrad-course release --out DIR [--chapters 3[,4...]] [--repository-url URL] [--no-site] [--language zh]
       Write the student edition into DIR: DIR/notebooks/*.ipynb (each solution replaced by
       `# YOUR CODE HERE` + `raise NotImplementedError()`, hidden tests and solution cells removed,
       outputs cleared, each notebook's identity in its metadata), DIR/assignment.json (chapters,
@@ -66,6 +66,9 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--source", metavar="ROOT", help="the book's root folder (default: found from the current "
                    "folder; the one with _toc.yml and book/)")
     r.add_argument("--no-site", action="store_true", help="only the notebooks: skip the jupyter-book build")
+    r.add_argument("--language", default="en", choices=["en", "zh"],
+                   help="zh: the Chinese student edition (from the book's zh/; check() and the grader "
+                   "then give their feedback in Chinese). Default: en")
     g = sub.add_parser("grade", help="grade a folder of submissions into a gradebook",
                        description="Grade SUBMISSIONS (one folder per student, or Canvas's flat download) into "
                                    "--out DIR: grades.csv, grades.json, totals.csv, canvas.csv, moodle.csv, "
@@ -131,7 +134,8 @@ def main(argv=None) -> int:
             from .release import release
 
             release(args.out, args.source, site=not args.no_site, chapters=parse_chapters(args.chapters),
-                    repository_url=args.repository_url, repository_branch=args.repository_branch, title=args.title)
+                    repository_url=args.repository_url, repository_branch=args.repository_branch, title=args.title,
+                    language=args.language)
         elif args.command == "grade":
             from . import shard as shard_mod
             from .grade import GradingIncomplete, GradingInterrupted, grade
