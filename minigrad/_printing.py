@@ -6,6 +6,7 @@ import math
 import numpy as np
 
 from . import _dtype
+from ._functorch.batched import BatchedArray as _BatchedArray
 
 PRECISION = 4
 LINEWIDTH = 80
@@ -142,6 +143,8 @@ def _add_suffixes(s: str, suffixes: list, indent: int) -> str:
 
 def tensor_repr(t) -> str:
     arr = t._data
+    if arr.__class__ is _BatchedArray:  # printed inside vmap: the physical tensor, as PyTorch shows it
+        return _batched_repr(arr)
     prefix = "tensor("
     indent = len(prefix)
     suffixes = []
@@ -171,3 +174,15 @@ def tensor_repr(t) -> str:
         if tangent is not None:
             suffixes.append("tangent=" + tensor_repr(tangent))
     return _add_suffixes(prefix + body, suffixes, indent)
+
+
+def _batched_repr(arr) -> str:
+    """``BatchedTensor(lvl=1, bdim=0, value=...)``: PyTorch's repr of a tensor inside vmap (lvl: the nesting depth)."""
+    from ._functorch import _state
+    from ._tensor import Tensor
+
+    depth = next((k + 1 for k, lv in enumerate(_state.LEVELS) if lv.id == arr._level), arr._level)
+    inner = arr._p
+    body = _batched_repr(inner) if inner.__class__ is _BatchedArray else tensor_repr(Tensor._wrap(inner))
+    body = "\n".join("    " + line for line in body.split("\n"))
+    return f"BatchedTensor(lvl={depth}, bdim=0, value=\n{body}\n)"

@@ -76,6 +76,13 @@ CASES = {
     "where-mixed": lambda T, a, b, v: T.vmap(lambda x: T.where(x > 0, x, v))(a),
     "inplace-batched": lambda T, a, b, v: T.vmap(lambda x: x.clone().mul_(2).add_(v))(a),
     "setitem": lambda T, a, b, v: T.vmap(lambda x: _setitem(T, x))(a),
+    "shared-indexed-per-sample": lambda T, a, b, v: T.vmap(lambda i: b[i] * 2)(T.tensor([[0, 1], [3, 3], [2, 0]])),
+    "conv2d": lambda T, a, b, v: T.vmap(lambda x: T.nn.functional.conv2d(x.reshape(1, 1, 2, 2), b.reshape(5, 1, 2, 2),
+                                                                         padding=1))(a),
+    "pools": lambda T, a, b, v: T.vmap(lambda x: T.nn.functional.max_pool2d(x.reshape(1, 2, 2), 2)
+                                       + T.nn.functional.avg_pool2d(x.reshape(1, 2, 2), 2))(a),
+    "losses": lambda T, a, b, v: T.vmap(lambda x, t: (T.nn.functional.cross_entropy(x.unsqueeze(0), t.unsqueeze(0)),
+                                                      T.nn.functional.mse_loss(x, v)))(a, T.tensor([1, 0, 3])),
 }
 
 
@@ -99,6 +106,30 @@ def test_vmap_matches_torch(name):
 def _no_batched_left(x):
     for leaf in (x if isinstance(x, (tuple, list)) else [x]):
         assert not isinstance(leaf._data, BatchedArray)
+
+
+def test_print_inside_vmap_as_torch(capsys):
+    torch = pytest.importorskip("torch")
+    shown = {}
+    for T in (minigrad, torch):
+        T.vmap(T.vmap(lambda x: print(x) or x))(T.tensor(A))
+        shown[T.__name__] = capsys.readouterr().out
+    assert shown["minigrad"] == shown["torch"]
+
+
+def test_gradients_inside_and_outside_vmap_add_up_as_torch():
+    """A tensor used both by vmap (shared by the batch) and outside it: its per-sample gradients are summed
+    over the batch before the plain gradient is added (not counted once per sample)."""
+    torch = pytest.importorskip("torch")
+    res = {}
+    for T in (minigrad, torch):
+        w = T.tensor(Bm, requires_grad=True)
+        x = T.tensor(A, requires_grad=True)
+        y = w * 3  # a node recorded outside vmap that receives both kinds of gradient
+        out = T.vmap(lambda r: (r @ y).sin().sum())(x) + y.sum() + T.vmap(lambda i: y[i].sum())(T.tensor([0, 2, 2]))
+        out.sum().backward()
+        res[T.__name__] = (w.grad, x.grad)
+    _same(res["minigrad"], res["torch"])
 
 
 def test_outputs_are_ordinary_tensors():

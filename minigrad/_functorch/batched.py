@@ -1237,3 +1237,19 @@ def take_rows(table, i):
         lifted = BatchedArray(np.broadcast_to(table, (i._p.shape[0],) + tuple(np.shape(table))), i._level)
         return lifted[i]
     return table[i]
+
+
+def ascontiguousarray(x, dtype=None):
+    """``np.ascontiguousarray`` that leaves a batched array batched (NumPy does not dispatch it)."""
+    if x.__class__ is BatchedArray:
+        return BatchedArray(np.ascontiguousarray(x._p, dtype=dtype), x._level)
+    return np.ascontiguousarray(x, dtype=dtype)
+
+
+def getitem_lifted(x, index):
+    """``x[index]`` for a shared ``x`` and an index holding batched arrays (NumPy's own indexing of an
+    ndarray cannot hand those to us): ``x`` is broadcast to the batch first (no copy)."""
+    level = _top_level((index,) if not isinstance(index, tuple) else index)
+    proto = next(o for o in _flat(index if isinstance(index, tuple) else (index,)) if _is_b(o, level))
+    lifted = BatchedArray(np.broadcast_to(x, (proto._p.shape[0],) + tuple(np.shape(x))), level)
+    return lifted[index]

@@ -535,3 +535,21 @@ def unbatch_grad(g: Tensor, target: Tensor) -> Tensor:
         data = g._data
         g = _RemoveBatchDim.apply(g, data._level, data._p.shape[0], 0).sum(0)
     return g
+
+
+def _sum_levels(g: Tensor, levels: set) -> Tensor:
+    while isinstance(g._data, BatchedArray) and g._data._level in levels:
+        data = g._data
+        g = _RemoveBatchDim.apply(g, data._level, data._p.shape[0], 0).sum(0)
+    return g
+
+
+def add_grads(a: Tensor, b: Tensor) -> Tensor:
+    """The sum of two gradients for one tensor when one of them is per-sample (batched at a level that ended)
+    and the other is not: the per-sample one is summed over its batch first, as PyTorch's broadcast backward
+    would have (adding them as they are would count the other gradient once per sample)."""
+    la, lb = _levels_of(a._data), _levels_of(b._data)
+    if la != lb:
+        active = {lv.id for lv in _state.LEVELS}
+        a, b = _sum_levels(a, la - lb - active), _sum_levels(b, lb - la - active)
+    return a + b

@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._functorch.batched import asarray as _asarray
+from .._functorch.batched import VmapError as _VmapError
 from .._functorch.batched import copy_for as _copy_for
+from .._functorch.batched import getitem_lifted as _getitem_lifted
 from .._functorch.batched import zeros_for as _zeros_for  # np.asarray, batched arrays kept (vmap)
 
 from .._tensor import Tensor, _wrap_dim
@@ -271,6 +273,8 @@ class Index(Function):
         ctx.shape, ctx.index = a._data.shape, index
         try:
             arr = a._data[index]
+        except _VmapError:  # a shared tensor indexed by per-sample indices (vmap)
+            arr = _getitem_lifted(a._data, index)
         except IndexError as e:
             msg = str(e).replace(" for axis ", " for dimension ")
             raise IndexError(f"{msg}\nThe tensor has shape {list(a._data.shape)}; valid indices along a dimension of "

@@ -390,7 +390,12 @@ def _run(roots: Sequence[Tensor], root_grads: list, retain_graph: bool, create_g
                         g = _fix_grad(node, j >> 2, g, edges[j + 2], edges[j + 3])
                     if nxt._n_outputs == 1:
                         prev = buffers.get(nxt)
-                        buffers[nxt] = g if prev is None else prev + g
+                        if prev is None:
+                            buffers[nxt] = g
+                        elif prev._data.__class__ is not _BatchedArray and arr.__class__ is not _BatchedArray:
+                            buffers[nxt] = prev + g
+                        else:  # per-sample gradients (vmap) meet
+                            buffers[nxt] = _add_grads(prev, g)
                         first = prev is None
                     else:
                         first = _add_to_buffer(buffers, nxt, edges[j + 1], g)
@@ -429,14 +434,27 @@ def _add_to_buffer(buffers: dict, node, nr: int, g: Tensor) -> bool:
     """Add a gradient for output ``nr`` of ``node``; True if the node had received none yet."""
     if node._n_outputs == 1:
         prev = buffers.get(node)
-        buffers[node] = g if prev is None else prev + g
+        buffers[node] = g if prev is None else _add(prev, g)
         return prev is None
     buf = buffers.get(node)
     new = buf is None
     if new:
         buf = buffers[node] = [None] * node._n_outputs
-    buf[nr] = g if buf[nr] is None else buf[nr] + g
+    buf[nr] = g if buf[nr] is None else _add(buf[nr], g)
     return new
+
+
+def _add(prev: Tensor, g: Tensor) -> Tensor:
+    """prev + g, two gradients for one output (per-sample ones from vmap are summed first when needed)."""
+    if prev._data.__class__ is _BatchedArray or g._data.__class__ is _BatchedArray:
+        return _add_grads(prev, g)
+    return prev + g
+
+
+def _add_grads(prev, g):
+    from .._functorch.vmap import add_grads
+
+    return add_grads(prev, g)
 
 
 def _nodes_leading_to(capture: dict, root_edges) -> set:

@@ -18,6 +18,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+from .._functorch.batched import ascontiguousarray as _ascontiguousarray  # keeps batched arrays (vmap)
 from numpy.lib.stride_tricks import sliding_window_view
 
 from .. import _dtype
@@ -47,7 +49,7 @@ def _windows(xp: np.ndarray, kernel: tuple, stride: tuple, dilation: tuple) -> n
 
 def _scatter_windows(gwin: np.ndarray, shape: tuple, stride: tuple, dilation: tuple) -> np.ndarray:
     """The adjoint of _windows: add each window's gradient back into an array of ``shape`` (padded input)."""
-    out = np.zeros(shape, gwin.dtype)
+    out = np.zeros_like(gwin, shape=shape)  # (like gwin: batched under vmap)
     n, c, oh, ow, kh, kw = gwin.shape
     (sh, sw), (dh, dw) = stride, dilation
     for i in range(kh):
@@ -116,7 +118,7 @@ class _Conv2d(Function):
         ctx.geometry = (xp.shape, stride, pads, dilation, groups)
         ctx.save_for_backward(x, weight)
         ctx.has_bias = bias is not None
-        return _wrap(np.ascontiguousarray(out[:, :, 0] if one_d else out, dtype=xd.dtype))
+        return _wrap(_ascontiguousarray(out[:, :, 0] if one_d else out, dtype=xd.dtype))
 
     @staticmethod
     @once_differentiable
@@ -140,7 +142,7 @@ class _Conv2d(Function):
             top, _, left, _ = pads
             h, w = xd.shape[2:]
             gx = gxp[:, :, top:top + h, left:left + w]
-            gx = _wrap(np.ascontiguousarray(gx[:, :, 0] if ctx.one_d else gx))
+            gx = _wrap(_ascontiguousarray(gx[:, :, 0] if ctx.one_d else gx))
         if ctx.needs_input_grad[1]:
             xp = np.pad(xd, ((0, 0), (0, 0), (pads[0], pads[1]), (pads[2], pads[3]))) if any(pads) else xd
             win = _windows(xp, (kh, kw), stride, dilation)
@@ -217,7 +219,7 @@ class _MaxPool2d(Function):
             out, idx = out[0], idx[0]
         idx = _wrap(idx)
         ctx.mark_non_differentiable(idx)
-        return _wrap(np.ascontiguousarray(out)), idx
+        return _wrap(_ascontiguousarray(out)), idx
 
     @staticmethod
     @once_differentiable
@@ -230,7 +232,7 @@ class _MaxPool2d(Function):
         gxp = _scatter_windows(gwin.astype(gd.dtype), xp_shape, stride, dilation)
         ph, pw = pad
         gx = gxp[:, :, ph:ph + shape[2], pw:pw + shape[3]]
-        return _wrap(np.ascontiguousarray(gx[0] if ctx.unbatched else gx)), None, None, None, None
+        return _wrap(_ascontiguousarray(gx[0] if ctx.unbatched else gx)), None, None, None, None
 
 
 def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,  # noqa: A002
@@ -265,7 +267,7 @@ class _AvgPool2d(Function):
         out = win.sum(axis=(-2, -1)) / div
         ctx.geometry = (xp.shape, kernel, stride, pad, xd.shape)
         ctx.div = div
-        return _wrap(np.ascontiguousarray(out[0] if ctx.unbatched else out, dtype=xd.dtype))
+        return _wrap(_ascontiguousarray(out[0] if ctx.unbatched else out, dtype=xd.dtype))
 
     @staticmethod
     @once_differentiable
@@ -275,7 +277,7 @@ class _AvgPool2d(Function):
         gwin = np.broadcast_to(g[..., None, None], g.shape + (kh, kw))
         gxp = _scatter_windows(gwin, xp_shape, stride, (1, 1))
         gx = gxp[:, :, ph:ph + shape[2], pw:pw + shape[3]]
-        return (_wrap(np.ascontiguousarray(gx[0] if ctx.unbatched else gx, dtype=grad._data.dtype)),
+        return (_wrap(_ascontiguousarray(gx[0] if ctx.unbatched else gx, dtype=grad._data.dtype)),
                 None, None, None, None, None)
 
 
@@ -414,7 +416,7 @@ class _PixelShuffle(Function):
     @staticmethod
     def forward(ctx, x, r):
         ctx.r = r
-        return _wrap(np.ascontiguousarray(_shuffle(x._data, r)))
+        return _wrap(_ascontiguousarray(_shuffle(x._data, r)))
 
     @staticmethod
     def backward(ctx, grad):
@@ -427,7 +429,7 @@ class _PixelUnshuffle(Function):
     @staticmethod
     def forward(ctx, x, r):
         ctx.r = r
-        return _wrap(np.ascontiguousarray(_unshuffle(x._data, r)))
+        return _wrap(_ascontiguousarray(_unshuffle(x._data, r)))
 
     @staticmethod
     def backward(ctx, grad):
@@ -509,7 +511,7 @@ class _AdaptiveAvgPool2d(Function):
     @staticmethod
     def forward(ctx, x, a, b):
         ctx.a, ctx.b = a, b
-        return _wrap(np.ascontiguousarray(np.einsum("oh,...hw,pw->...op", a, x._data, b, optimize=True)))
+        return _wrap(_ascontiguousarray(np.einsum("oh,...hw,pw->...op", a, x._data, b, optimize=True)))
 
     @staticmethod
     def backward(ctx, grad):
