@@ -351,3 +351,120 @@ def test_vmap_of_grad_of_grad_nested():
         x = T.tensor(V)
         res[T.__name__] = T.vmap(g(g(lambda t: t.sin() * t ** 3)))(x)
     _same(res["minigrad"], res["torch"])
+
+
+# --- the NumpySort / NumpyTake example of PyTorch's "Extending torch.func with autograd.Function" ---------
+def _numpy_sort_functions(T):
+    def to_numpy(tensor):
+        return tensor.cpu().numpy()
+
+    class NumpySort(T.autograd.Function):
+        @staticmethod
+        def forward(x, dim):
+            device = x.device
+            x = to_numpy(x)
+            ind = np.argsort(x, axis=dim)
+            ind_inv = np.argsort(ind, axis=dim)
+            result = np.take_along_axis(x, ind, axis=dim)
+            return (T.tensor(result, device=device), T.tensor(ind, device=device), T.tensor(ind_inv, device=device))
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            x, dim = inputs
+            _, ind, ind_inv = output
+            ctx.mark_non_differentiable(ind, ind_inv)
+            ctx.save_for_backward(ind, ind_inv)
+            ctx.dim = dim
+
+        @staticmethod
+        def backward(ctx, grad_output, _0, _1):
+            ind, ind_inv = ctx.saved_tensors
+            return NumpyTake.apply(grad_output, ind_inv, ind, ctx.dim), None
+
+        @staticmethod
+        def vmap(info, in_dims, x, dim):
+            x_bdim, _ = in_dims
+            x = x.movedim(x_bdim, 0)
+            dim = dim if dim >= 0 else dim + x.dim() - 1
+            return NumpySort.apply(x, dim + 1), (0, 0, 0)
+
+    class NumpyTake(T.autograd.Function):
+        @staticmethod
+        def forward(x, ind, ind_inv, dim):
+            device = x.device
+            x = to_numpy(x)
+            ind = to_numpy(ind)
+            return T.tensor(np.take_along_axis(x, ind, dim), device=device)
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            x, ind, ind_inv, dim = inputs
+            ctx.save_for_backward(ind, ind_inv)
+            ctx.dim = dim
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            ind, ind_inv = ctx.saved_tensors
+            result = NumpyTake.apply(grad_output, ind_inv, ind, ctx.dim)
+            return result, None, None, None
+
+        @staticmethod
+        def vmap(info, in_dims, x, ind, ind_inv, dim):
+            x_bdim, ind_bdim, ind_inv_bdim, _ = in_dims
+            logical_dim = x.dim() if x_bdim is None else x_bdim - 1
+            dim = dim if dim >= 0 else dim + logical_dim
+
+            def maybe_expand_bdim_at_front(x, x_bdim):
+                if x_bdim is None:
+                    return x.expand(info.batch_size, *x.shape)
+                return x.movedim(x_bdim, 0)
+
+            x = maybe_expand_bdim_at_front(x, x_bdim)
+            ind = maybe_expand_bdim_at_front(ind, ind_bdim)
+            ind_inv = maybe_expand_bdim_at_front(ind_inv, ind_inv_bdim)
+            return NumpyTake.apply(x, ind, ind_inv, dim + 1), 0
+
+    return NumpySort, NumpyTake
+
+
+def test_extending_func_numpy_sort_example_matches_torch():
+    torch = pytest.importorskip("torch")
+    from minigrad.func import grad
+
+    res = {}
+    for T, g in ((minigrad, grad), (torch, torch.func.grad)):
+        NumpySort, _ = _numpy_sort_functions(T)
+        x = T.tensor(A)
+        sorted_, ind, ind_inv = T.vmap(NumpySort.apply, in_dims=(0, None))(x, 0)
+        # per-sample gradients through the Function's own vmap rule (its backward is NumpyTake, also vmapped)
+        per_sample = T.vmap(g(lambda r: (NumpySort.apply(r, 0)[0] * T.arange(4.0, dtype=r.dtype)).sum()))(x)
+        res[T.__name__] = (sorted_, ind, ind_inv, per_sample)
+    _same(res["minigrad"], res["torch"])
+
+
+def test_extending_func_generated_rule_under_nested_grads_matches_torch():
+    """MyCube of the same page: generate_vmap_rule, two outputs, a backward that uses both; vmap(grad(grad))."""
+    torch = pytest.importorskip("torch")
+    from minigrad.func import grad
+
+    res = {}
+    for T, g in ((minigrad, grad), (torch, torch.func.grad)):
+        class MyCube(T.autograd.Function):
+            generate_vmap_rule = True
+
+            @staticmethod
+            def forward(x):
+                return x ** 3, 3 * x ** 2
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                ctx.save_for_backward(inputs[0], output[1])
+
+            @staticmethod
+            def backward(ctx, grad_output, grad_dx):
+                x, dx = ctx.saved_tensors
+                return grad_output * dx + grad_dx * 6 * x
+
+        x = T.tensor(V)
+        res[T.__name__] = (T.vmap(g(g(lambda t: MyCube.apply(t)[0])))(x), T.vmap(MyCube.apply)(x))
+    _same(res["minigrad"], res["torch"])
