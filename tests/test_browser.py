@@ -49,6 +49,27 @@ def test_built_site_in_headless_chromium():
     assert r.returncode == 0, f"browser check failed:\n{r.stdout}\n{r.stderr}"
 
 
+def test_chinese_edition_in_headless_chromium():
+    """The same check on every page of the Chinese edition (_build/html/zh/, zh/_toc.yml)."""
+    reason = _unavailable()
+    if not reason and not (HTML / "zh" / "index.html").is_file():
+        reason = "the Chinese edition is not built (_build/html/zh); run: bash scripts/build_book.sh"
+    if not reason:
+        reason = check_book.cjk_font_problem()
+    if reason:
+        if REQUIRED:
+            pytest.fail(f"browser check required (REQUIRE_BROWSER_CHECK=1) but {reason}")
+        pytest.skip(reason)
+    r = subprocess.run([sys.executable, str(SCRIPT), "--edition", "zh"], capture_output=True, text=True,
+                       timeout=1800)
+    assert r.returncode == 0, f"browser check of the Chinese edition failed:\n{r.stdout}\n{r.stderr}"
+
+
+def test_editions_of_the_check():
+    assert check_book.EDITIONS["zh"][0] == "zh/" and check_book.EDITIONS["zh"][3] == "zh-CN"
+    assert check_book.EDITIONS["zh"][1].is_file() and check_book.EDITIONS["zh"][2].is_file()
+
+
 # ------------------------------------------------------------------ the check's own rules
 def test_alt_text_rules():
     for useless in [None, "", "  ", "figure", "Figure 3", "plot", "an image", "graph",

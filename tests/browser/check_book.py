@@ -3,6 +3,7 @@
 
     .venv/bin/python tests/browser/check_book.py [--html _build/html] [--toc _toc.yml]
                                                  [--pages book/03_relu.html ...] [--chromium /usr/bin/chromium]
+                                                 [--edition zh]
 
 Serves the built site on 127.0.0.1 (a free port) and opens every page of _toc.yml (new
 chapters are covered as soon as they are listed there) with Playwright driving Debian's
@@ -28,7 +29,13 @@ chromium. On each page it checks what a reader gets:
     PNG, its smallest font size and dpi (minigrad/course/figure_text.py, written by the build's
     kernels); with the width the page shows the PNG at, that gives its smallest text in CSS px;
   - the primary sidebar shows every entry at 1280 x 900 (its last one, the instructor guide, is
-    on screen without scrolling).
+    on screen without scrolling);
+  - <html lang> is the edition's ("en"; "zh-CN" for the Chinese edition), and the top bar has one
+    link to the page in the other language (an existing page: the links check covers it).
+
+``--edition zh`` checks the Chinese edition (zh/_toc.yml, under _build/html/zh/, screenshots in
+_build/screenshots/zh/), with the English site served next to it (the language links cross), and
+first makes sure a CJK font is installed (fc-list :lang=zh), else the screenshots show tofu.
 
 Screenshots go to _build/screenshots/<page>.png (as loaded, scrolled to the top, nothing
 focused) and <page>--solutions-open.png (every solution and hidden code cell opened).
@@ -74,6 +81,21 @@ CHROMIUM_ARGS = [
 ]
 TIMEOUT_MS = 60_000
 WIDTH = 1280
+# edition -> (folder of the site under _build/html, its toc, its _config.yml, <html lang>)
+EDITIONS = {"en": ("", ROOT / "_toc.yml", ROOT / "_config.yml", "en"),
+            "zh": ("zh/", ROOT / "zh" / "_toc.yml", ROOT / "zh" / "_config.yml", "zh-CN")}
+
+
+def cjk_font_problem() -> str | None:
+    """None if fontconfig knows a font with Chinese glyphs (the Chinese pages need one)."""
+    import subprocess
+    try:
+        out = subprocess.run(["fc-list", ":lang=zh", "family"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"fc-list failed ({e}): cannot tell whether a CJK font is installed"
+    if not out.strip():
+        return "no CJK font is installed: the Chinese pages would show tofu (apt-get install fonts-noto-cjk)"
+    return None
 
 # ---- accessibility: the rules checked, in ONE place ------------------------------------
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
@@ -275,8 +297,9 @@ class PageCheck:
     """All checks of one page; problems collected in ``errors``, moderate findings in ``notes``."""
 
     def __init__(self, page, base_url: str, name: str, book_title: str, shots: Path, axe_source: str,
-                 site: Path | None = None):
+                 site: Path | None = None, lang: str = "en", expect_switch: bool = False):
         self.page, self.base_url, self.name = page, base_url, name
+        self.lang, self.expect_switch = lang, expect_switch
         self.book_title, self.shots, self.axe_source = book_title, shots, axe_source
         self.site = site
         self.errors: list[str] = []
@@ -344,6 +367,17 @@ class PageCheck:
             self.err(f"landmarks: {marks['main']} <main> (want 1), {marks['nav']} <nav> (want at least 1)")
         if not marks["skip"] or not marks["target"]:
             self.err("no working skip link to #main-content")
+        lang = page.evaluate("() => document.documentElement.lang")
+        if lang != self.lang:
+            self.err(f"<html lang={lang!r}>, expected {self.lang!r}")
+        switch = page.locator("a.course-language-switch:visible")
+        if switch.count() != (1 if self.expect_switch else switch.count()):
+            self.err(f"{switch.count()} visible links to the other language's page in the top bar (want 1)")
+        elif switch.count():
+            box, bar = switch.bounding_box(), page.locator(".bd-header-article").bounding_box()
+            if box and bar and (box["y"] < bar["y"] - 0.5 or box["y"] + box["height"] > bar["y"] + bar["height"] + 0.5):
+                self.err(f"the language link is clipped: it sits at y {box['y']:.0f}-{box['y'] + box['height']:.0f} "
+                         f"px, outside the top bar ({bar['y']:.0f}-{bar['y'] + bar['height']:.0f} px)")
 
     def math(self) -> None:
         page = self.page
@@ -593,7 +627,18 @@ def main(argv=None) -> int:
     ap.add_argument("--toc", type=Path, default=ROOT / "_toc.yml",
                     help="the table of contents the site was built from (e.g. release/book/_toc.yml)")
     ap.add_argument("--pages", nargs="*", help="check only these pages (default: every page of the toc)")
+    ap.add_argument("--edition", choices=sorted(EDITIONS), default="en",
+                    help="zh: the Chinese edition under HTML/zh/ (its toc and title)")
     args = ap.parse_args(argv)
+    prefix, edition_toc, edition_config, lang = EDITIONS[args.edition]
+    if args.edition != "en":
+        if args.toc == ROOT / "_toc.yml":
+            args.toc = edition_toc
+        args.screenshots = args.screenshots / args.edition
+        problem = cjk_font_problem()
+        if problem:
+            print(f"check_book: {problem}", file=sys.stderr)
+            return 1
     t0 = time.monotonic()
     site = args.html.resolve()
     if not (site / "index.html").is_file():
@@ -606,8 +651,8 @@ def main(argv=None) -> int:
     axe_source = AXE.read_text()
     from playwright.sync_api import sync_playwright
 
-    book_title = yaml.safe_load((ROOT / "_config.yml").read_text())["title"]
-    pages = toc_pages(args.toc)
+    book_title = yaml.safe_load(edition_config.read_text(encoding="utf-8"))["title"]
+    pages = [prefix + p for p in toc_pages(args.toc)]
     shots = args.screenshots
     shots.mkdir(parents=True, exist_ok=True)
     errors: list[str] = []
@@ -621,7 +666,7 @@ def main(argv=None) -> int:
     else:
         for old in shots.glob("*.png"):  # no stale screenshots of removed pages
             old.unlink()
-        for p in ["index.html", *pages]:
+        for p in [prefix + "index.html", *pages]:
             errors += check_links(site, p)
 
     httpd, base_url = serve(site)
@@ -665,20 +710,21 @@ def main(argv=None) -> int:
             page.on("console", on_console)
 
             if not args.pages:  # the root redirects to the first page
-                current["name"] = "index.html"
-                page.goto(base_url, wait_until="load", timeout=TIMEOUT_MS)
+                current["name"] = prefix + "index.html"
+                page.goto(base_url + prefix, wait_until="load", timeout=TIMEOUT_MS)
                 try:  # a meta refresh fires after "load": on a busy machine, some time after it
                     page.wait_for_url("**/" + (pages[0] if pages else ""), timeout=TIMEOUT_MS)
                     page.wait_for_load_state("networkidle", timeout=TIMEOUT_MS)
                 except Exception:
                     pass  # reported just below, with the URL reached
                 if not page.url.endswith(pages[0] if pages else ""):
-                    errors.append(f"index.html: redirects to {page.url}, expected {pages[0]}")
+                    errors.append(f"{prefix}index.html: redirects to {page.url}, expected {pages[0]}")
 
             for name in pages:
                 current["name"] = name
                 t_page = time.monotonic()
-                check = PageCheck(page, base_url, name, book_title, shots, axe_source, site=site)
+                check = PageCheck(page, base_url, name, book_title, shots, axe_source, site=site, lang=lang,
+                                  expect_switch=args.edition != "en" or (site / "zh" / "index.html").is_file())
                 try:
                     check.run()
                 except Exception as e:  # a timeout etc.: report it for this page, go on
