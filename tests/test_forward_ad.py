@@ -562,3 +562,19 @@ def test_a_dual_tensor_prints_its_tangent_as_torch():
         return a, b, repr(p)
 
     assert show(minigrad) == show(torch)
+
+
+def test_jacfwd_batches_its_columns_with_vmap():
+    """One traced call per input (vmap over the basis tangents), plus one for the value: not one per element."""
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return x.sin() * x.sum()
+
+    x = minigrad.tensor(np.linspace(-1, 1, 6))
+    jac = minigrad.func.jacfwd(f)(x)
+    assert len(calls) == 2
+    xs = x.numpy()
+    expected = np.diag(np.cos(xs) * xs.sum()) + np.sin(xs)[:, None]
+    np.testing.assert_allclose(jac.numpy(), expected, rtol=1e-12)

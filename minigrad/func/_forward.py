@@ -106,11 +106,44 @@ def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False, ha
     return result + (aux,) if has_aux else result
 
 
+try:  # PyTorch's jacfwd is vmap over jvp; the loop below stands in where vmap cannot batch
+    from .._functorch.vmap import vmap as _vmap
+except ImportError:  # pragma: no cover - vmap is part of minigrad since issue 24
+    _vmap = None
+
+
+def _jacfwd_vmapped(f_of, d_leaves: list, d_spec, zeros: list, nums, has_aux: bool):
+    """The Jacobian with one vmap of jvp per input leaf, its basis tangents the batch."""
+    out = f_of(*d_leaves)  # the value (and aux) once, for the output's structure
+    out, aux = _split_aux(out, has_aux, "jacfwd: ")
+    o_leaves, o_spec = _outputs(out, "")
+    per_leaf = []
+    for k, x in enumerate(d_leaves):
+        n = x._data.size
+        basis = Tensor._wrap(np.eye(n, dtype=x._data.dtype).reshape((n,) + tuple(x.shape)))
+
+        def column(t, k=k):
+            tans = list(zeros)
+            tans[k] = t
+            res = jvp(f_of, tuple(d_leaves), tuple(tans), has_aux=has_aux)
+            return tuple(tree_flatten(res[1])[0])
+
+        cols = _vmap(column)(basis)  # per output leaf: (n, *out_shape)
+        per_leaf.append([c.movedim(0, -1).reshape(tuple(o.shape) + tuple(x.shape)) for c, o in zip(cols, o_leaves)])
+    per_output = []
+    for m in range(len(o_leaves)):
+        jacs = [leaf[m] for leaf in per_leaf]
+        per_output.append(tree_unflatten(jacs, d_spec) if isinstance(nums, tuple) else jacs[0])
+    jac = tree_unflatten(per_output, o_spec)
+    return (jac, _detach_tree(aux)) if has_aux else jac
+
+
 def jacfwd(func: Callable, argnums: int | tuple = 0, has_aux: bool = False, *, randomness: str = "error") -> Callable:
     """A function returning the Jacobian of ``func`` with respect to ``argnums``, by forward mode.
 
     The Jacobian of an output of shape ``O`` with respect to an input of shape ``I`` has shape
-    ``O + I``; one jvp per input element gives one column (the vmap of PyTorch, as a loop here).
+    ``O + I``; one jvp per input element gives one column, all of them at once under vmap (as
+    PyTorch), or one by one where vmap cannot batch an op.
     """
     from ._reverse import _check_argnums
 
@@ -134,6 +167,11 @@ def jacfwd(func: Callable, argnums: int | tuple = 0, has_aux: bool = False, *, r
             return func(*full)
 
         zeros = [Tensor._wrap(np.zeros_like(x._data)) for x in d_leaves]
+        if _vmap is not None and all(x._data.size for x in d_leaves):
+            try:
+                return _jacfwd_vmapped(f_of, d_leaves, d_spec, zeros, nums, has_aux)
+            except Exception:  # noqa: BLE001 - an op vmap cannot batch: one jvp per column below
+                pass  # (an error of func itself is raised again by the loop, from a plain call)
         columns = []  # per input leaf: list of (output leaves' tangents) per element
         value = aux = o_spec = None
         for k, x in enumerate(d_leaves):
