@@ -212,3 +212,40 @@ def test_a_changed_english_cell_makes_its_unit_stale_and_unpublishes_the_page(tm
     files = i18n.edition_files("zh")
     assert "zh/book/03_relu.ipynb" not in files and "03_relu" not in files["zh/_toc.yml"]
     assert 'href="../../book/03_relu.html"' in files["zh/book/intro.md"]   # the landing page says so
+
+
+def test_the_zh_build_redoes_what_its_pages_or_translations_change(tmp_path):
+    import book_inputs
+
+    for rel in ["_config.yml", "_toc.yml", "zh/_config.yml", "zh/_toc.yml", "zh/book/intro.md",
+                "i18n/zh/intro.md", "book/intro.md"]:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(rel)
+    (tmp_path / "_build" / "zh").mkdir(parents=True)
+    (tmp_path / "_build" / "html").mkdir(parents=True)
+    assert book_inputs.decide(tmp_path, "zh") == "full"                  # never built
+    (tmp_path / "_build/zh/.build-ok").touch()
+    book_inputs.record(tmp_path, edition="zh")
+    assert book_inputs.decide(tmp_path, "zh") == "none"
+    (tmp_path / "i18n/zh/intro.md").write_text("translated again")
+    assert book_inputs.decide(tmp_path, "zh") == "pages"                 # a translation changed
+    book_inputs.record(tmp_path, edition="zh")
+    (tmp_path / "zh/_toc.yml").write_text("a page published")
+    assert book_inputs.decide(tmp_path, "zh") == "full"                  # the zh toc changed
+    book_inputs.record(tmp_path, edition="zh")
+    (tmp_path / "book/intro.md").write_text("English edited")             # reaches zh through zh/book
+    assert book_inputs.decide(tmp_path, "zh") == "none"
+    assert book_inputs.decide(tmp_path) == "full"                        # the English record is its own
+
+
+def test_relink_points_at_the_counterpart_or_the_landing_page(tmp_path):
+    link = ('<a class="btn btn-sm course-language-switch" href="OLD"\n   data-counterpart-page="book/{p}" '
+            'hreflang="x">x</a>')
+    for rel, page in [("book/03_relu.html", "03_relu"), ("book/04_sigmoid.html", "04_sigmoid"),
+                      ("zh/book/03_relu.html", "03_relu"), ("zh/book/intro.html", "intro")]:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(link.format(p=page))
+    i18n.relink(tmp_path)
+    assert 'href="../zh/book/03_relu.html"' in (tmp_path / "book/03_relu.html").read_text()
+    assert 'href="../zh/book/intro.html"' in (tmp_path / "book/04_sigmoid.html").read_text()  # not translated
+    assert 'href="../../book/03_relu.html"' in (tmp_path / "zh/book/03_relu.html").read_text()
