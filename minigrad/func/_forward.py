@@ -12,6 +12,7 @@ minigrad has one dual level at a time (as torch.autograd.forward_ad), so a jvp i
 from __future__ import annotations
 
 import functools
+import warnings
 from typing import Any, Callable
 
 import numpy as np
@@ -170,8 +171,11 @@ def jacfwd(func: Callable, argnums: int | tuple = 0, has_aux: bool = False, *, r
         if _vmap is not None and all(x._data.size for x in d_leaves):
             try:
                 return _jacfwd_vmapped(f_of, d_leaves, d_spec, zeros, nums, has_aux)
-            except Exception:  # noqa: BLE001 - an op vmap cannot batch: one jvp per column below
-                pass  # (an error of func itself is raised again by the loop, from a plain call)
+            except Exception as e:  # noqa: BLE001 - an op vmap cannot batch: one jvp per column below
+                # (never silently: the loop is slower; an error of func itself is raised again by the loop)
+                warnings.warn(f"jacfwd: vmap could not batch the jvp ({type(e).__name__}: "
+                              f"{str(e).splitlines()[0] if str(e) else ''}); computing the Jacobian one column at "
+                              "a time instead", UserWarning, stacklevel=2)
         columns = []  # per input leaf: list of (output leaves' tangents) per element
         value = aux = o_spec = None
         for k, x in enumerate(d_leaves):
