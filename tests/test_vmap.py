@@ -468,3 +468,24 @@ def test_extending_func_generated_rule_under_nested_grads_matches_torch():
         x = T.tensor(V)
         res[T.__name__] = (T.vmap(g(g(lambda t: MyCube.apply(t)[0])))(x), T.vmap(MyCube.apply)(x))
     _same(res["minigrad"], res["torch"])
+
+
+def test_model_ensembling_with_functional_call_matches_torch():
+    """PyTorch's model-ensembling recipe: the parameters of 4 models stacked, one vmap over functional_call."""
+    torch = pytest.importorskip("torch")
+    from minigrad.func import functional_call
+
+    res = {}
+    for T, fc in ((minigrad, functional_call), (torch, torch.func.functional_call)):
+        rng = np.random.default_rng(4)
+        models = [T.nn.Sequential(T.nn.Linear(3, 8), T.nn.ReLU(), T.nn.LayerNorm(8), T.nn.Linear(8, 2))
+                  for _ in range(4)]
+        with T.no_grad():
+            for m in models:
+                for p in m.parameters():
+                    p.copy_(T.tensor(rng.standard_normal(tuple(p.shape)), dtype=p.dtype))
+        params = {n: T.stack([dict(m.named_parameters())[n].detach() for m in models])
+                  for n, _ in models[0].named_parameters()}
+        x = T.tensor(rng.standard_normal((5, 3)), dtype=T.float64).float()
+        res[T.__name__] = T.vmap(lambda p, x: fc(models[0], p, (x,)), in_dims=(0, None))(params, x).double()
+    np.testing.assert_allclose(res["minigrad"].numpy(), res["torch"].numpy(), rtol=1e-5, atol=1e-6)
