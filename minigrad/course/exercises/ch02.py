@@ -5,6 +5,7 @@ import numpy as np
 
 import minigrad
 from minigrad.course import CheckFailed, exercise
+from minigrad.course._i18n import _
 from minigrad.course.diagnose import diagnose_function
 
 
@@ -24,11 +25,12 @@ def _check_exp(Exp):
     y = Exp.apply(x)
     saved = y.grad_fn.saved_tensors
     if len(saved) != 1:
-        raise CheckFailed(f"Gradients are right, but save exactly one tensor (the output); you saved {len(saved)}.")
+        raise CheckFailed(_("Gradients are right, but save exactly one tensor (the output); you saved {n}.")
+                          .format(n=len(saved)))
     if not np.allclose(saved[0].detach().numpy(), np.exp([0.0, 1.0, -1.0])):
-        raise CheckFailed("Gradients are right, but the saved tensor is not the output exp(x): save the result "
-                          "of forward, so that backward needs no second exp.")
-    return result.message + "\n  - it saves its output, so backward does not compute exp again"
+        raise CheckFailed(_("Gradients are right, but the saved tensor is not the output exp(x): save the result "
+                            "of forward, so that backward needs no second exp."))
+    return result.message + "\n  - " + _("it saves its output, so backward does not compute exp again")
 
 
 @exercise("ch02-ex3", points=2, title="Skip the gradients nobody needs",
@@ -45,10 +47,10 @@ def _check_mul_add(MulAdd):
         for i, (n, g) in enumerate(zip(needs, grads)):
             if not n and g is not None:
                 names = "abc"
-                raise CheckFailed(f"With only {names[needs.index(True)]} requiring grad, your backward still "
-                                  f"computed a gradient for {names[i]}. Return None there: test "
-                                  f"ctx.needs_input_grad[{i}] before computing it.")
-    return result.message + "\n  - it returns None for the inputs that need no gradient (needs_input_grad)"
+                raise CheckFailed(_("With only {needed} requiring grad, your backward still computed a gradient "
+                                    "for {name}. Return None there: test ctx.needs_input_grad[{i}] before "
+                                    "computing it.").format(needed=names[needs.index(True)], name=names[i], i=i))
+    return result.message + "\n  - " + _("it returns None for the inputs that need no gradient (needs_input_grad)")
 
 
 @exercise("ch02-ex4", points=3, title="Double, then ReLU",
