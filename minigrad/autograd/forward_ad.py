@@ -36,6 +36,7 @@ _ACTIVE: list = []
 _current_level = -1      # PyTorch's name: -1 when no level exists, else 0 (one level at most)
 _token: object | None = None  # identifies the active level; tangents stored under an older token are stale
 _carriers: dict = {}     # id(tensor) -> weakref: the tensors holding a tangent, cleared on exit
+_ENGINE: list = []       # function.py's recording helpers, bound at the first level (no import cycle)
 
 
 class _Level:
@@ -60,8 +61,12 @@ def enter_dual_level() -> int:
                            "forward_ad: exit the current dual level (leave its `with dual_level():` block) first; "
                            "for derivatives of derivatives nest minigrad.func.jvp or combine with backward.")
     from . import _jvp_rules
+    from ._builtin import _finish
+    from .function import _new, _next_seq, _pack_saved, _record_edges
+    from .grad_mode import _GradMode
 
     _jvp_rules.install()
+    _ENGINE[:] = (_new, _next_seq, _pack_saved, _record_edges, _finish, _GradMode)  # for apply_builtin
     _current_level = 0
     _token = _Level()
     _ACTIVE[:] = [_token]
@@ -319,9 +324,7 @@ def apply_builtin(cls, args: tuple):
     rule = cls.__dict__.get("_jvp") or getattr(cls, "_jvp", None)
     if rule is None:
         raise _no_jvp(cls)
-    from .function import _new, _next_seq, _pack_saved, _record_edges
-    from ._builtin import _finish
-    from .grad_mode import _GradMode
+    _new, _next_seq, _pack_saved, _record_edges, _finish, _GradMode = _ENGINE
 
     with _paused():
         ctx = _new(cls._backward_cls)
