@@ -717,10 +717,18 @@ def code_messages() -> dict[str, str]:
     out: dict[str, str] = {}
     for f in sorted(COURSE.rglob("*.py")):
         tree = ast.parse(f.read_text(encoding="utf-8"))
+        constants = {t.id: n.value.value for n in tree.body if isinstance(n, ast.Assign)
+                     and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)
+                     for t in n.targets if isinstance(t, ast.Name)}   # _(_STABLE): a module's constant
         for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "_" \
-                    and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
-                out.setdefault(node.args[0].value, f"{f.relative_to(ROOT)}:{node.lineno}")
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "_"
+                    and node.args):
+                continue
+            arg = node.args[0]
+            text = (arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, str)
+                    else constants.get(arg.id) if isinstance(arg, ast.Name) else None)
+            if text is not None:
+                out.setdefault(text, f"{f.relative_to(ROOT)}:{node.lineno}")
     return out
 
 

@@ -7,13 +7,14 @@ import numpy as np
 
 import minigrad
 from minigrad.course import CheckFailed, exercise
+from minigrad.course._i18n import _
 from minigrad.course.diagnose import diagnose_function
 
 _WIDE = np.array([-1000.0, -700.0, -100.0, -90.0, -40.0, -1.0, 0.0, 1.0, 40.0, 90.0, 100.0, 700.0, 1000.0])
 
 
-_STABLE = ("\n  - on [-1000, 1000], float32 and float64: no warning, no inf or nan, and accurate "
-           "(relative error) down to the tiniest values")
+_STABLE = ("on [-1000, 1000], float32 and float64: no warning, no inf or nan, and accurate "
+           "(relative error) down to the tiniest values")  # translated where it is shown: _(_STABLE)
 
 
 def _np_sigmoid(x: np.ndarray) -> np.ndarray:
@@ -36,18 +37,20 @@ def _wide_range(fn, name: str, ref_value, ref_grad) -> None:
             y.sum().backward()
         msgs = sorted({f"{w.category.__name__}: {w.message}" for w in caught})
         if msgs:
-            raise CheckFailed(f"{name} is not stable: on inputs from -1000 to 1000 ({dtype}) NumPy warned "
-                              f"{'; '.join(msgs)}. Never exponentiate a large positive number: build the formula "
-                              "from exp(-|x|), which lies in (0, 1].")
+            raise CheckFailed(_("{name} is not stable: on inputs from -1000 to 1000 ({dtype}) NumPy warned "
+                                "{warnings}. Never exponentiate a large positive number: build the formula "
+                                "from exp(-|x|), which lies in (0, 1].").format(name=name, dtype=dtype,
+                                                                               warnings="; ".join(msgs)))
         got = y.detach().double().numpy()
         grad = None if x.grad is None else x.grad.double().numpy()
         if not np.isfinite(got).all():
             bad = _WIDE[~np.isfinite(got)]
-            raise CheckFailed(f"forward of {name} gives inf or nan at x = {', '.join(f'{v:g}' for v in bad)} ({dtype}).")
+            raise CheckFailed(_("forward of {name} gives inf or nan at x = {xs} ({dtype}).").format(
+                name=name, xs=", ".join(f"{v:g}" for v in bad), dtype=dtype))
         if grad is None or not np.isfinite(grad).all():
             bad = _WIDE if grad is None else _WIDE[~np.isfinite(grad)]
-            raise CheckFailed(f"backward of {name} gives inf or nan (or no gradient) at x = "
-                              f"{', '.join(f'{v:g}' for v in bad)} ({dtype}).")
+            raise CheckFailed(_("backward of {name} gives inf or nan (or no gradient) at x = {xs} ({dtype}).")
+                              .format(name=name, xs=", ".join(f"{v:g}" for v in bad), dtype=dtype))
         xd = x.detach().double().numpy()
         for what, a, b in (("values", got, ref_value(xd)), ("gradients", grad, ref_grad(xd))):
             off = ~np.isclose(a, b, rtol=rtol, atol=tiny)
@@ -55,10 +58,14 @@ def _wide_range(fn, name: str, ref_value, ref_grad) -> None:
                 i = int(np.argmax(off))
                 hint = ""
                 if abs(b[i]) < 1e-8 and abs(a[i]) < abs(b[i]) / 2:
-                    hint = (" A tiny z added to 1 rounds away (1 + 1e-18 == 1 in floating point): "
-                            "torch.log1p(z) computes log(1 + z) without that loss.")
-                raise CheckFailed(f"{name}'s {what} are inaccurate for extreme inputs ({dtype}): at x = {xd[i]:g} "
-                                  f"expected {b[i]:.6g}, got {a[i]:.6g}.{hint}")
+                    hint = _(" A tiny z added to 1 rounds away (1 + 1e-18 == 1 in floating point): "
+                             "torch.log1p(z) computes log(1 + z) without that loss.")
+                text = (_("{name}'s values are inaccurate for extreme inputs ({dtype}): at x = {x} expected "
+                          "{expected}, got {got}.") if what == "values" else
+                        _("{name}'s gradients are inaccurate for extreme inputs ({dtype}): at x = {x} expected "
+                          "{expected}, got {got}."))
+                raise CheckFailed(text.format(name=name, dtype=dtype, x=f"{xd[i]:g}", expected=f"{b[i]:.6g}",
+                                              got=f"{a[i]:.6g}") + hint)
 
 
 @exercise("ch04-ex1", points=1, title="Tanh",
@@ -72,13 +79,13 @@ def _check_tanh(TanhFunction):
     y = TanhFunction.apply(x)
     saved = y.grad_fn.saved_tensors
     if len(saved) != 1 or saved[0] is None:
-        raise CheckFailed(f"forward should save exactly one tensor (the output); it saved {len(saved)}.")
+        raise CheckFailed(_("forward should save exactly one tensor (the output); it saved {n}.").format(n=len(saved)))
     if not np.allclose(saved[0].detach().numpy(), np.tanh(x.detach().numpy())):
         if np.allclose(saved[0].detach().numpy(), x.detach().numpy()):
-            raise CheckFailed("forward saved its input. Save the output instead: tanh'(x) = 1 - tanh(x)^2 needs "
-                              "only tanh(x), which forward has already computed.")
-        raise CheckFailed("the saved tensor is not tanh(x): save the output of forward.")
-    return result.message + "\n  - it saves the output and computes 1 - tanh(x)^2 from it"
+            raise CheckFailed(_("forward saved its input. Save the output instead: tanh'(x) = 1 - tanh(x)^2 needs "
+                                "only tanh(x), which forward has already computed."))
+        raise CheckFailed(_("the saved tensor is not tanh(x): save the output of forward."))
+    return result.message + "\n  - " + _("it saves the output and computes 1 - tanh(x)^2 from it")
 
 
 @exercise("ch04-ex2", points=2, title="Stable Softplus",
@@ -93,7 +100,7 @@ def _check_softplus(SoftplusFunction):
         return result
     _wide_range(SoftplusFunction, "SoftplusFunction",
                 lambda x: np.logaddexp(0.0, x), _np_sigmoid)
-    return result.message + _STABLE
+    return result.message + "\n  - " + _(_STABLE)
 
 
 @exercise("ch04-ex3", points=3, title="Stable SiLU",
@@ -112,4 +119,4 @@ def _check_silu(SiLUFunction):
         return s * (1 + x * (1 - s))
 
     _wide_range(SiLUFunction, "SiLUFunction", lambda x: x * _np_sigmoid(x), silu_grad)
-    return result.message + _STABLE
+    return result.message + "\n  - " + _(_STABLE)
