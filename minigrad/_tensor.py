@@ -15,6 +15,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from . import _dtype
+from ._functorch.batched import BatchedArray as _BatchedArray
 
 _new = object.__new__
 
@@ -375,6 +376,9 @@ class Tensor:
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
             )
+        if self._data.__class__ is _BatchedArray:  # inside vmap: one array per sample, none for all of them
+            raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage\nInside vmap this "
+                               "tensor holds one value per sample; compute with minigrad operations instead of NumPy.")
         return self._data
 
     def __array__(self, dtype=None, copy=None):

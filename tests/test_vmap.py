@@ -165,6 +165,9 @@ ERRORS = [
     "torch.vmap(lambda x: torch.randn(3))(torch.ones(2))",
     "torch.vmap(lambda x: F.dropout(x, 0.5))(torch.ones(2, 3))",
     "torch.vmap(lambda x: torch.rand_like(x))(torch.ones(2, 3))",
+    "torch.vmap(lambda x: x.numpy())(torch.ones(2, 3))",
+    "torch.vmap(lambda x: torch.tensor(x.tolist()))(torch.ones(2, 3))",
+    "torch.vmap(lambda x: torch.ones(3).add_(x))(torch.ones(2, 3))",
 ]
 
 

@@ -116,7 +116,8 @@ class BatchedArray:
         raise VmapError(ERR_ITEM)
 
     def tolist(self):
-        raise VmapError(ERR_ITEM)
+        raise VmapError("Cannot access data pointer of Tensor that doesn't have storage\nInside vmap a tensor holds "
+                        "one value per sample: tolist() has no single answer.")
 
     def __bool__(self):
         raise VmapError(ERR_CONTROL_FLOW)
