@@ -242,27 +242,27 @@ def _like(t: Tensor, dtype):
     return t._data.dtype if dtype is None else _dtype.to_numpy_dtype(dtype)
 
 
-def zeros_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+def zeros_like(input: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _finish(np.zeros(input._data.shape, _like(input, dtype)), requires_grad, device)
 
 
-def ones_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+def ones_like(input: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _finish(np.ones(input._data.shape, _like(input, dtype)), requires_grad, device)
 
 
-def empty_like(input: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+def empty_like(input: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _finish(np.empty(input._data.shape, _like(input, dtype)), requires_grad, device)
 
 
-def full_like(input: Tensor, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+def full_like(input: Tensor, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _finish(np.full(input._data.shape, fill_value, _like(input, dtype)), requires_grad, device)
 
 
-def randn_like(t: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+def randn_like(t: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _finish(_rng[0].standard_normal(t._data.shape).astype(_like(t, dtype)), requires_grad, device)
 
 
-def rand_like(t: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+def rand_like(t: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _finish(_rng[0].random(t._data.shape).astype(_like(t, dtype)), requires_grad, device)
 
 
@@ -412,10 +412,10 @@ def _floating_fill(t: Tensor, kernel: str, what: str) -> None:
                                   f"draws real numbers: fill a floating tensor (this one is {t.dtype}).")
 
 
-def _uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None) -> Tensor:
-    """Fill with samples of U(a, b) (in place)."""
+def _uniform_(self: Tensor, a: float = 0.0, to: float = 1.0, *, generator=None) -> Tensor:
+    """Fill with samples of U(a, to) (in place). PyTorch names the first bound ``from``, a Python keyword."""
     _floating_fill(self, "check_uniform_bounds", "uniform_")
-    return _fill_random(self, _rng[0].uniform(a, b, self._data.shape), "uniform_")
+    return _fill_random(self, _rng[0].uniform(a, to, self._data.shape), "uniform_")
 
 
 def _normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
@@ -433,10 +433,11 @@ def _exponential_(self: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor
     return _fill_random(self, _rng[0].exponential(1.0 / lambd, self._data.shape), "exponential_")
 
 
-def _random_(self: Tensor, low: int = 0, high: int | None = None, *, generator=None) -> Tensor:
-    if high is None:
-        low, high = 0, low if low else 2 ** 24
-    return _fill_random(self, _rng[0].integers(low, high, self._data.shape), "random_")
+def _random_(self: Tensor, low: int = 0, to: int | None = None, *, generator=None) -> Tensor:
+    # PyTorch names the bounds ``from`` (a Python keyword) and ``to``
+    if to is None:
+        low, to = 0, low if low else 2 ** 24
+    return _fill_random(self, _rng[0].integers(low, to, self._data.shape), "random_")
 
 
 Tensor.uniform_, Tensor.normal_, Tensor.bernoulli_ = _uniform_, _normal_, _bernoulli_

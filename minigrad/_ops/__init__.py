@@ -175,8 +175,9 @@ def t(input):
     return Transpose.apply(input, 0, -1) if input._data.ndim == 2 else input
 
 
-def permute(input, *dims):
-    return Permute.apply(input, _size_args(dims))
+def permute(input, *args, dims=None):
+    # PyTorch: torch.permute(input, dims) / x.permute(*dims), and dims= as a keyword in both
+    return Permute.apply(input, _size_args(args if dims is None else (dims,)))
 
 
 def squeeze(input, dim=None):
