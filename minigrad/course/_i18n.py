@@ -137,6 +137,12 @@ def _(message: str) -> str:
     return translation(current_language()).gettext(message)
 
 
+def N_(message: str) -> str:
+    """Mark a message for the catalogue without translating it yet (gettext's ``gettext_noop``):
+    for text kept in a constant and translated where it is shown, ``_(WHY[k])``."""
+    return message
+
+
 def available() -> dict[str, bool]:
     """Which languages have a compiled catalogue next to this module (packaging check)."""
     return {lang: name is None or (LOCALE_DIR / name / "LC_MESSAGES" / f"{DOMAIN}.mo").is_file()
