@@ -10,6 +10,10 @@ and the two verdicts must agree (and be "wrong" for a wrong answer, "right" for 
 for alternative correct answers). To keep CI fast, one submitted notebook carries the answers to
 every exercise of the book at once: notebook k holds the k-th catalogue entry of each exercise
 (the notebook is the chapters' exercise sections, with their imports, one after the other).
+
+It runs in both languages: ``zh`` builds the notebook from the Chinese edition (zh/book/, the
+English code with Chinese text; its metadata says ``i18n.language: zh``), the learner's checks run
+in Chinese, and the grader's feedback must be Chinese too (it follows the submission's language).
 """
 from __future__ import annotations
 
@@ -28,6 +32,7 @@ import exercise_catalogue  # noqa: E402  (tests/exercise_catalogue/)
 from exercise_catalogue import REQUIRED_KINDS, Wrong  # noqa: E402
 
 import minigrad.course as course  # noqa: E402
+from minigrad.course import _i18n  # noqa: E402
 from minigrad.course.grade import grade  # noqa: E402
 from minigrad.course.notebooks import META_KEY, fill_solutions, make_student_notebook, parse_exercises  # noqa: E402
 
@@ -38,8 +43,13 @@ _SETUP_END = re.compile(r"^#{2}\s+\S", re.M)
 
 
 # --------------------------------------------------------------------------------- the notebook
-def _chapter_paths() -> dict[int, Path]:
-    return {int(p.name[:2]): p for p in sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb"))}
+def _chapter_paths(language: str = "en") -> dict[int, Path]:
+    """The chapter notebooks (for zh: the Chinese edition's, the English one where it has none)."""
+    out = {}
+    for p in sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb")):
+        zh = ROOT / "zh" / "book" / p.name
+        out[int(p.name[:2])] = zh if language == "zh" and zh.is_file() else p
+    return out
 
 
 def _exercise_part(nb, prelude_cells) -> list:
@@ -58,10 +68,11 @@ def _exercise_part(nb, prelude_cells) -> list:
     return [json.loads(json.dumps(cells[i])) for i in keep]
 
 
-@pytest.fixture(scope="module")
-def catalogue():
+@pytest.fixture(scope="module", params=["en", "zh"])
+def catalogue(request):
+    language = request.param
     modules = exercise_catalogue.load()
-    chapters = _chapter_paths()
+    chapters = _chapter_paths(language)
     cells, ids = [], []
     for n, path in chapters.items():
         nb = nbformat.read(path, as_version=4)
@@ -71,6 +82,8 @@ def catalogue():
         ids += exs
         cells += _exercise_part(nb, getattr(modules.get(n), "PRELUDE_CELLS", ()))
     instructor = nbformat.v4.new_notebook(metadata=nbformat.read(chapters[1], as_version=4).metadata)
+    if language != "en":  # the grader reads the submission's language there (minigrad/course/_i18n.py)
+        instructor.metadata["i18n"] = {"language": language}
     instructor.cells = [nbformat.from_dict(c) for c in cells]
     for c in instructor.cells:
         c.pop("outputs", None) if c.cell_type != "code" else c.update(outputs=[], execution_count=None)
@@ -79,7 +92,7 @@ def catalogue():
         for w in mod.WRONG:
             assert w.exercise in entries, f"catalogue entry for {w.exercise}, which is not an exercise of the book"
             entries[w.exercise].append(w)
-    return {"instructor": instructor, "ids": ids, "entries": entries}
+    return {"instructor": instructor, "ids": ids, "entries": entries, "language": language}
 
 
 def _stub_cell(nb, ex_id):
@@ -178,7 +191,8 @@ def test_self_check_and_grader_agree(catalogue, tmp_path, monkeypatch):
         nb = _student_notebook(catalogue, answers)
         (subs / student).mkdir(parents=True)
         nbformat.write(nb, subs / student / CARRIER)
-        learner[student] = _learner_verdicts(nb)
+        with _i18n.using(catalogue["language"]):  # as the learner's kernel would (the notebook's language)
+            learner[student] = _learner_verdicts(nb)
 
     rows = grade(subs, tmp_path / "out", source=root, timeout=600, jobs=2, log=lambda *a: None)
     graded = {(r["student"], r["exercise"]): r for r in rows}
@@ -202,6 +216,11 @@ def test_self_check_and_grader_agree(catalogue, tmp_path, monkeypatch):
             elif mine.passed != should_pass:
                 problems.append(f"{what}: both say {'right' if mine.passed else 'wrong'}, expected "
                                 f"{'right' if should_pass else 'wrong'}\n    check: {mine.message[:300]}")
-            elif isinstance(answer, Wrong) and answer.says and answer.says not in " ".join(mine.message.split()):
+            elif catalogue["language"] != "en" and answer == "solution" and not (
+                    mine.message.startswith("✓ 练习") and "练习" in row["feedback"]):
+                problems.append(f"{what}: the feedback is not in Chinese:\n    check: {mine.message[:200]}"
+                                f"\n    grader: {row['feedback'][:200]}")
+            elif catalogue["language"] == "en" and isinstance(answer, Wrong) and answer.says \
+                    and answer.says not in " ".join(mine.message.split()):
                 problems.append(f"{what}: the check's feedback does not say {answer.says!r}:\n    {mine.message[:400]}")
     assert not problems, f"{len(problems)} disagreement(s):\n" + "\n".join(problems)
