@@ -128,3 +128,18 @@ def test_chinese_student_edition_of_chapter_3_grades_with_chinese_feedback(tmp_p
         assert title in right["feedback"] and "分" in right["feedback"], right["feedback"]
         assert stub["points"] == 0, stub["feedback"]
         assert "NotImplementedError" in stub["feedback"] and "你的代码" in stub["feedback"], stub["feedback"]
+
+
+def test_no_module_that_translates_also_assigns_underscore():
+    """``for _ in range(3)`` in a function that calls ``_("...")`` would shadow gettext there."""
+    import ast
+    bad = []
+    for f in sorted((ROOT / "minigrad" / "course").rglob("*.py")):
+        tree = ast.parse(f.read_text(encoding="utf-8"))
+        for fn in [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]:
+            own = [n for n in ast.walk(fn)]
+            calls = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "_" for n in own)
+            stores = [n.lineno for n in own if isinstance(n, ast.Name) and n.id == "_" and isinstance(n.ctx, ast.Store)]
+            if calls and stores:
+                bad.append(f"{f.relative_to(ROOT)}:{stores[0]} ({fn.name})")
+    assert not bad, bad
