@@ -15,7 +15,7 @@ from .._tensor import Tensor, _wrap_dim
 from ..autograd._builtin import _apply_first
 from ..autograd.grad_mode import _GradMode
 from ..autograd import forward_ad as _forward_ad
-from ..autograd.forward_ad import _ACTIVE as _FWD_ACTIVE
+_FWD_ACTIVE = False  # True while a forward-AD dual level propagates tangents (set by forward_ad._set_hooks)
 from .arithmetic import (Add, AddScalar, Clone, Div, DivScalar, Mul, MulScalar, Neg, Pow, PowScalar, RDivScalar,
                          RPowScalar, RSubScalar, Sub, SubScalar, ToDtype)
 from .arithmetic import _binary as _arith_binary

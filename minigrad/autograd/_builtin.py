@@ -23,7 +23,7 @@ from .function import (_NEEDS, _NOT_TENSOR_EDGE, FunctionCtx, _leaf_node, _new, 
                        _pack_saved, _record_edges, _record_saved, _user_stack, _wrap_outputs)
 from .grad_mode import _GRAD_OFF, _GradMode
 from .graph import _HOOKED, _pack_hooked
-from .forward_ad import _ACTIVE as _FWD_ACTIVE
+_FWD_ACTIVE = False  # True while a forward-AD dual level propagates tangents (set by forward_ad._set_hooks)
 from .forward_ad import apply_builtin as _apply_dual
 
 

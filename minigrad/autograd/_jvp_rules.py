@@ -299,6 +299,12 @@ def _table() -> dict:
         mx.Einsum, pr.Cumprod, pr.Prod, pr.ProdDim, rd.Amax, rd.Amin, rd.MaxAll, rd.MaxDim, rd.MinAll, rd.MinDim,
         rd.Norm2, so.Kthvalue, so.Median, so.MedianDim, so.Sort, so.SortStable, so.Topk, sp.LogCumSumExp,
 )
+    try:  # vmap's own Functions move a batch dim in or out: linear in the tensor
+        from .._functorch import vmap as vm
+
+        put(linear(0), vm._AddBatchDim, vm._RemoveBatchDim)
+    except (ImportError, AttributeError):
+        pass
     put(_conv_rule, cv._Conv2d)
     put(_max_pool_rule, cv._MaxPool2d)
     return table

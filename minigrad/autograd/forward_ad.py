@@ -21,6 +21,7 @@ How minigrad does it:
 """
 from __future__ import annotations
 
+import sys
 import weakref
 from typing import Any, NamedTuple
 
@@ -31,8 +32,17 @@ from .._tensor import Tensor
 __all__ = ["UnpackedDualTensor", "dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual"]
 
 # Non-empty (it holds the level's token) while a dual level is active and tangents propagate.
-# A list, shared by identity with the modules that test it on their hot path.
 _ACTIVE: list = []
+# The modules whose hot path tests a plain bool global ``_FWD_ACTIVE`` (a bool: the test is the cheapest
+# Python has, no call; benchmarks/README.md); _set_hooks keeps it equal to bool(_ACTIVE).
+_HOOK_MODULES = ("minigrad.autograd._builtin", "minigrad.autograd.function", "minigrad._ops")
+
+
+def _set_hooks(on: bool) -> None:
+    for name in _HOOK_MODULES:
+        module = sys.modules.get(name)
+        if module is not None:
+            module._FWD_ACTIVE = on
 _current_level = -1      # PyTorch's name: -1 when no level exists, else 0 (one level at most)
 _token: object | None = None  # identifies the active level; tangents stored under an older token are stale
 _carriers: dict = {}     # id(tensor) -> weakref: the tensors holding a tangent, cleared on exit
@@ -70,6 +80,7 @@ def enter_dual_level() -> int:
     _current_level = 0
     _token = _Level()
     _ACTIVE[:] = [_token]
+    _set_hooks(True)
     return _current_level
 
 
@@ -93,6 +104,7 @@ def exit_dual_level(*, level: int | None = None) -> None:
     _current_level = -1
     _token = None
     _ACTIVE.clear()
+    _set_hooks(False)
 
 
 class dual_level:
@@ -152,10 +164,14 @@ class _paused:
 
     def __enter__(self) -> None:
         self.prev = _ACTIVE[:]
-        _ACTIVE.clear()
+        if self.prev:
+            _ACTIVE.clear()
+            _set_hooks(False)
 
     def __exit__(self, *exc) -> None:
-        _ACTIVE[:] = self.prev
+        if self.prev:
+            _ACTIVE[:] = self.prev
+            _set_hooks(True)
 
 
 def _alias(t: Tensor) -> Tensor:

@@ -33,7 +33,7 @@ from .anomaly_mode import _Anomaly
 from .grad_mode import _GradMode, _set_grad_mode, no_grad
 from .graph import _HOOKED, _Packed, _pack_hooked
 from . import forward_ad as _forward_ad
-from .forward_ad import _ACTIVE as _FWD_ACTIVE
+_FWD_ACTIVE = False  # True while a forward-AD dual level propagates tangents (set by forward_ad._set_hooks)
 from ._transform_state import STATE as _TRANSFORMS
 from ._transform_state import check_function_supported as _check_transform_support
 from .._functorch._state import ACTIVE as _VMAP_ACTIVE
