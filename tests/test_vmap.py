@@ -492,3 +492,60 @@ def test_model_ensembling_with_functional_call_matches_torch():
         x = T.tensor(rng.standard_normal((5, 3)), dtype=T.float64).float()
         res[T.__name__] = T.vmap(lambda p, x: fc(models[0], p, (x,)), in_dims=(0, None))(params, x).double()
     np.testing.assert_allclose(res["minigrad"].numpy(), res["torch"].numpy(), rtol=1e-5, atol=1e-6)
+
+
+# --- more ops (beyond the op tables): return types, splits, norms, pads, per-sample masks and indices ------
+A3 = RNG.standard_normal((3, 4, 5))
+I2 = RNG.integers(0, 4, (3, 2))
+M3 = RNG.random((3, 4, 5)) > 0.5
+MORE = {
+ 'max-dim': lambda T, a, i, m: T.vmap(lambda x: x.max(0))(a),
+ 'sort': lambda T, a, i, m: T.vmap(lambda x: x.sort(1))(a),
+ 'topk': lambda T, a, i, m: T.vmap(lambda x: x.topk(2, 1))(a),
+ 'unbind': lambda T, a, i, m: T.vmap(lambda x: x.unbind(1))(a),
+ 'chunk': lambda T, a, i, m: T.vmap(lambda x: x.chunk(2, 1))(a),
+ 'split': lambda T, a, i, m: T.vmap(lambda x: x.split([2, 3], 1))(a),
+ 'flip-roll': lambda T, a, i, m: T.vmap(lambda x: x.flip(0).roll(1, 1))(a),
+ 'repeat': lambda T, a, i, m: T.vmap(lambda x: x.repeat(2, 1))(a),
+ 'tril': lambda T, a, i, m: T.vmap(lambda x: x.tril())(a),
+ 'logsumexp': lambda T, a, i, m: T.vmap(lambda x: x.logsumexp(1))(a),
+ 'norm': lambda T, a, i, m: T.vmap(lambda x: x.norm(dim=1) + x.norm())(a),
+ 'var-std': lambda T, a, i, m: T.vmap(lambda x: x.var(1) + x.std())(a),
+ 'layer_norm': lambda T, a, i, m: T.vmap(lambda x: T.nn.functional.layer_norm(x, (5,)))(a),
+ 'normalize': lambda T, a, i, m: T.vmap(lambda x: T.nn.functional.normalize(x, dim=1))(a),
+ 'pad': lambda T, a, i, m: T.vmap(lambda x: T.nn.functional.pad(x, (1, 2)))(a),
+ 'masked_fill-b': lambda T, a, i, m: T.vmap(lambda x, mm: x.masked_fill(mm, 0.0))(a, m),
+ 'index_select-b': lambda T, a, i, m: T.vmap(lambda x, ii: x.index_select(0, ii))(a, i),
+ 'scatter-b': lambda T, a, i, m: T.vmap(lambda x, ii: x.scatter(0, ii.unsqueeze(1).expand(2, 5), 1.0))(a, i),
+ 'diag': lambda T, a, i, m: T.vmap(lambda x: x[0, :4].diag() + x[:, :4].diagonal().sum())(a),
+ 'outer-kron': lambda T, a, i, m: T.vmap(lambda x: T.outer(x[0], x[1]))(a),
+ 'mT-matmul': lambda T, a, i, m: T.vmap(lambda x: x.mT @ x)(a),
+ 'bmm': lambda T, a, i, m: T.vmap(lambda x: T.bmm(x.unsqueeze(0), x.transpose(0, 1).unsqueeze(0)))(a),
+ 'einsum-ell': lambda T, a, i, m: T.vmap(lambda x: T.einsum('...j,kj->...k', x, x))(a),
+ 'gelu-silu': lambda T, a, i, m: T.vmap(lambda x: T.nn.functional.gelu(x) + T.nn.functional.silu(x))(a),
+ 'where-scalar': lambda T, a, i, m: T.vmap(lambda x: T.where(x > 0, x, 0.0))(a),
+ 'clamp-t': lambda T, a, i, m: T.vmap(lambda x: x.clamp(min=x[0]))(a),
+ 'cumsum-cummax': lambda T, a, i, m: T.vmap(lambda x: x.cumsum(1) + x.cummax(0)[0])(a),
+ 'argmax-all': lambda T, a, i, m: T.vmap(lambda x: x.argmax())(a),
+ 'amax-tuple': lambda T, a, i, m: T.vmap(lambda x: x.amax((0, 1)))(a),
+ 'prod': lambda T, a, i, m: T.vmap(lambda x: x.prod(1))(a),
+ 'expand_as': lambda T, a, i, m: T.vmap(lambda x: x[:1].expand_as(x) * x)(a),
+ 'view-flatten': lambda T, a, i, m: T.vmap(lambda x: x.flatten().view(2, 10).t())(a),
+ 'permute-cont': lambda T, a, i, m: T.vmap(lambda x: x.permute(1, 0).contiguous().view(-1))(a),
+ 'item-free': lambda T, a, i, m: T.vmap(lambda x: x.sum(0, keepdim=True) / x.shape[0])(a),
+ 'squeeze-unsq': lambda T, a, i, m: T.vmap(lambda x: x.unsqueeze(-1).squeeze())(a),
+ 'linear': lambda T, a, i, m: T.vmap(lambda x: T.nn.functional.linear(x, x[:2], x[0, :2]))(a),
+ 'cross_entropy-soft': lambda T, a, i, m: T.vmap(lambda x: T.nn.functional.cross_entropy(x, x.softmax(1)))(a),
+ 'bce-logits': lambda T, a, i, m: T.vmap(lambda x: T.nn.functional.binary_cross_entropy_with_logits(x, x.sigmoid()))(a),
+}
+
+
+@pytest.mark.parametrize("name", list(MORE))
+def test_more_ops_match_torch(name):
+    torch = pytest.importorskip("torch")
+    fn = MORE[name]
+    got = fn(minigrad, minigrad.tensor(A3), minigrad.tensor(I2), minigrad.tensor(M3))
+    expected = fn(torch, torch.tensor(A3), torch.tensor(I2), torch.tensor(M3))
+    if isinstance(expected, tuple):  # torch.return_types and tuples of tensors
+        got, expected = tuple(got), tuple(expected)
+    _same(got, expected)

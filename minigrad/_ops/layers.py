@@ -139,7 +139,7 @@ class ConstantPad(Function):
             raise RuntimeError(f"The input size {x.shape[[s < 0 for s in new_shape].index(True)]}, plus negative "
                                f"padding {pads} resulted in a negative output size, which is invalid. Check "
                                "dimension of your input.")
-        out = np.full(new_shape, value, dtype=x.dtype)
+        out = np.full_like(x, value, shape=new_shape)  # (like x: batched under vmap)
         src = tuple(slice(max(-lo, 0), s - max(-hi, 0)) for s, (lo, hi) in zip(x.shape, pads))
         dst = tuple(slice(max(lo, 0), n - max(hi, 0)) for n, (lo, hi) in zip(new_shape, pads))
         out[dst] = x[src]

@@ -298,6 +298,8 @@ class Clamp(Function):
         if lo is None and hi is None:
             raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
         ctx.save_for_backward(a)
+        lo = lo._data if isinstance(lo, Tensor) else lo  # (the arrays: a tensor bound may be batched, vmap)
+        hi = hi._data if isinstance(hi, Tensor) else hi
         ctx.lo, ctx.hi = lo, hi
         return _wrap(np.clip(a._data, lo, hi))
 
