@@ -143,3 +143,16 @@ def test_no_module_that_translates_also_assigns_underscore():
             if calls and stores:
                 bad.append(f"{f.relative_to(ROOT)}:{stores[0]} ({fn.name})")
     assert not bad, bad
+
+
+def test_chinese_student_website(tmp_path):
+    """release --language zh builds the student site from zh/ with the English _ext/_theme/_assets."""
+    from minigrad.course.release import _jupyter_book, release
+    if _jupyter_book() is None:
+        pytest.skip("jupyter-book is not installed")
+    release(tmp_path / "rel", ROOT, chapters=[3], language="zh", log=lambda *a: None)
+    page = (tmp_path / "rel" / "site" / "book" / "03_relu.html").read_text(encoding="utf-8")
+    assert '<html lang="zh-CN"' in page and "（学生版）" in page and "用自定义" in page
+    assert "course-language-switch" not in page                     # no other edition next to it
+    intro = (tmp_path / "rel" / "site" / "book" / "intro.html").read_text(encoding="utf-8")
+    assert 'href="../download/index.html"' in intro and (tmp_path / "rel" / "site" / "download" / "index.html").is_file()
