@@ -10,6 +10,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from .._functorch.batched import BatchedArray as _BatchedArray
 from .._functorch.batched import array as _array
 from .._functorch.batched import asarray as _asarray  # np.asarray, batched arrays kept (vmap)
 
@@ -205,6 +206,8 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False):
 
 def median(input: Tensor, dim: int | None = None, keepdim: bool = False):
     if dim is None:
+        if input._data.__class__ is _BatchedArray and input._data.size:  # vmap: each sample's own position
+            return MedianDim.apply(input.reshape(-1), 0, False)[0]
         return Median.apply(input)
     values, indices = MedianDim.apply(input, dim, keepdim)
     return RETURN_TYPES["median"](values, indices)
