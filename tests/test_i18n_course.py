@@ -78,6 +78,9 @@ def test_language_comes_from_the_env_then_the_kernels_notebook(tmp_path, monkeyp
     nb.write_text(json.dumps({"cells": [], "metadata": {"i18n": {"language": "zh"}}}))
     monkeypatch.setenv("JPY_SESSION_NAME", str(nb))                      # Jupyter: the kernel's notebook
     assert _i18n.current_language() == "zh"
+    monkeypatch.chdir(tmp_path)                                          # relative to the server's root,
+    monkeypatch.setenv("JPY_SESSION_NAME", "course/zh/03_relu.ipynb")    # the kernel in the notebook's folder
+    assert _i18n.current_language() == "zh"
     monkeypatch.setenv(_i18n.ENV, "en")                                  # the grader's variable wins
     assert _i18n.current_language() == "en"
     with _i18n.using("zh-CN"):

@@ -64,10 +64,14 @@ def _kernel_notebook_language() -> str | None:
     path = os.environ.get("JPY_SESSION_NAME", "")
     if not path.endswith(".ipynb"):
         return None
-    try:
-        return _session_language(path, os.path.getmtime(path))
-    except OSError:
-        return None
+    # Jupyter Server gives the path relative to its root folder; the kernel runs in the notebook's
+    # folder: try the path as given, then the notebook's name in the current folder
+    for candidate in (path, os.path.join(os.getcwd(), os.path.basename(path))):
+        try:
+            return _session_language(candidate, os.path.getmtime(candidate))
+        except OSError:
+            continue
+    return None
 
 
 def current_language() -> str:
