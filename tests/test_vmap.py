@@ -549,3 +549,17 @@ def test_more_ops_match_torch(name):
     if isinstance(expected, tuple):  # torch.return_types and tuples of tensors
         got, expected = tuple(got), tuple(expected)
     _same(got, expected)
+
+
+def test_forward_mode_through_vmap_and_vmap_of_jvp_match_torch():
+    torch = pytest.importorskip("torch")
+    from minigrad.func import jvp
+
+    res = {}
+    for T, jvp_ in ((minigrad, jvp), (torch, torch.func.jvp)):
+        x, t = T.tensor(A), T.tensor(np.ones_like(A))
+        f = lambda r, T=T: (r.sin() * r.sum()).cumsum(0)  # noqa: E731
+        outer = jvp_(lambda a: T.vmap(f)(a), (x,), (t,))[1]
+        inner = T.vmap(lambda a, ta: jvp_(f, (a,), (ta,))[1])(x, t)
+        res[T.__name__] = (outer, inner)
+    _same(res["minigrad"], res["torch"])
