@@ -563,3 +563,18 @@ def test_forward_mode_through_vmap_and_vmap_of_jvp_match_torch():
         inner = T.vmap(lambda a, ta: jvp_(f, (a,), (ta,))[1])(x, t)
         res[T.__name__] = (outer, inner)
     _same(res["minigrad"], res["torch"])
+
+
+def test_autograd_grad_is_grads_batched_matches_torch():
+    torch = pytest.importorskip("torch")
+    res = {}
+    for T in (minigrad, torch):
+        x = T.tensor(V, requires_grad=True)
+        w = T.tensor(Bm, requires_grad=True)
+        y = (x @ w).tanh()
+        eye = T.eye(5, dtype=y.dtype)
+        jac = T.autograd.grad(y, (x, w), eye, is_grads_batched=True, retain_graph=True)
+        rows = T.autograd.grad(y, (x, w), eye, is_grads_batched=True, create_graph=True)
+        res[T.__name__] = (jac, rows[0].sum().requires_grad)
+    _same(res["minigrad"][0], res["torch"][0])
+    assert res["minigrad"][1] == res["torch"][1]

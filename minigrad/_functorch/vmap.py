@@ -553,3 +553,36 @@ def add_grads(a: Tensor, b: Tensor) -> Tensor:
         active = {lv.id for lv in _state.LEVELS}
         a, b = _sum_levels(a, la - lb - active), _sum_levels(b, lb - la - active)
     return a + b
+
+
+# --- autograd.grad(..., is_grads_batched=True) ------------------------------------------------------------
+def grad_batched(outputs: tuple, inputs: tuple, grad_outputs: tuple, retain_graph, create_graph: bool,
+                 allow_unused, materialize_grads: bool) -> tuple:
+    """``autograd.grad`` with a batch of grad_outputs (their first dim): one backward under vmap.
+
+    Why: a Jacobian row by row (autograd.functional.jacobian(vectorize=True), gradcheck's batched-grad check)
+    costs one traversal of the graph instead of one per row.
+    """
+    from ..autograd.engine import grad as _grad
+
+    for i, (o, g) in enumerate(zip(outputs, grad_outputs)):
+        if g is None:
+            raise RuntimeError("grad can be implicitly created only for scalar outputs\nWith is_grads_batched=True "
+                               f"pass grad_outputs[{i}] of shape [batch, *output.shape].")
+        if tuple(g.shape[1:]) != tuple(o.shape):
+            raise RuntimeError(
+                "If `is_grads_batched=True`, we interpret the first dimension of each grad_output as the batch "
+                "dimension. The sizes of the remaining dimensions are expected to match the shape of "
+                f"corresponding output, but a mismatch was detected: grad_output[{i}] has a shape of "
+                f"torch.Size({list(g.shape[1:])}) and output[{i}] has a shape of torch.Size({list(o.shape)}). If you "
+                "only want some tensors in `grad_output` to be considered batched, consider using vmap.")
+    unused: list = []
+
+    def one(*gos):
+        res = _grad(outputs, inputs, gos, retain_graph=retain_graph, create_graph=create_graph,
+                    allow_unused=allow_unused, materialize_grads=materialize_grads)
+        unused[:] = [r is None for r in res]
+        return tuple(Tensor._wrap(np.zeros(())) if r is None else r for r in res)
+
+    res = vmap(one)(*grad_outputs)
+    return tuple(None if u else r for r, u in zip(res, unused))

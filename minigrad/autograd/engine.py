@@ -242,6 +242,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
             )
     if grad_outputs is None or isinstance(grad_outputs, Tensor):
         grad_outputs = (grad_outputs,) * len(outputs) if grad_outputs is None else (grad_outputs,)
+    if is_grads_batched:  # one backward with the first dim of each grad_output as a vmap batch
+        from .._functorch.vmap import grad_batched
+
+        return grad_batched(outputs, inputs, tuple(grad_outputs), retain_graph, create_graph, allow_unused,
+                            materialize_grads)
     grads = _make_grads(outputs, tuple(grad_outputs), "grad", create_graph)
     if retain_graph is None:
         retain_graph = create_graph
