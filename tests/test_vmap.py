@@ -168,6 +168,8 @@ ERRORS = [
     "torch.vmap(lambda x: x.numpy())(torch.ones(2, 3))",
     "torch.vmap(lambda x: torch.tensor(x.tolist()))(torch.ones(2, 3))",
     "torch.vmap(lambda x: torch.ones(3).add_(x))(torch.ones(2, 3))",
+    "torch.vmap(lambda x: x[5])(torch.ones(2, 3))",
+    "torch.vmap(lambda x: x.sum(2))(torch.ones(2, 3))",
 ]
 
 

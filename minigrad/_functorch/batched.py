@@ -1028,7 +1028,12 @@ def _phys_index(a, index, level: int):
 def _getitem(a: BatchedArray, index):
     level = a._level
     idx, _, perm = _phys_index(a, index, level)
-    res = a._p[idx]
+    try:
+        res = a._p[idx]
+    except IndexError as e:  # NumPy numbers the physical axes: say the logical one
+        import re
+
+        raise IndexError(re.sub(r"axis (\d+)", lambda m: f"axis {int(m.group(1)) - 1}", str(e))) from None
     if perm is None:
         return BatchedArray(res, level)
     if isinstance(perm, tuple):  # ("move", nadv, before): result is (B, adv..., before..., after...)
