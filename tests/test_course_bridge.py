@@ -26,7 +26,7 @@ import pytest
 
 import minigrad
 from minigrad.autograd import Function
-from minigrad.course import _bridge, _bridge_wire as wire, _worker, run_check
+from minigrad.course import _bridge, _bridge_wire as wire, _structure, _worker, run_check
 from minigrad.course._bridge_wire import ProtocolError
 
 import exercise_catalogue  # noqa: E402  (tests/exercise_catalogue/)
@@ -488,11 +488,9 @@ def test_parity_covers_right_and_wrong_answers():
     assert all(v == {True, False} for k, v in verdicts.items() if k not in ("ch07-ex1", "ch07-ex2")), verdicts
 
 
-# Checks that cannot give the in-process verdict through the bridge (see test_..._limitations):
-#   ch01-ex3 hands the student graphs (a graph does not cross: the worker gets fresh leaves);
-#   ch08-ex2 hands MaxWithIndex.forward a ctx of the check's own class (_SpyCtx): judge objects
-#   do not cross, and tensor identity (``m is spied[-1]``) cannot be observed across processes.
-NOT_THROUGH_THE_BRIDGE = {"ch01-ex3", "ch08-ex2"}
+# Every check gives the in-process verdict through the bridge now (ch01-ex3 builds its graphs in
+# the worker, ch08-ex2 reads forward's source when graded); none is left out.
+NOT_THROUGH_THE_BRIDGE: set = set()
 
 
 def _every_catalogue_entry():
@@ -526,32 +524,54 @@ def test_every_catalogue_answer_gets_the_same_verdict_through_the_bridge(ex_id, 
         judge = _bridge.Bridge()
         worker = _worker.make_worker(_load(code), _values(code))
         _bridge.local_pair(judge, worker)
-        there = run_check(ex_id, judge.lookup(name))
+        _structure.set_sources(_load(code))  # as the judge does: the loaded statements' source
+        try:
+            there = run_check(ex_id, judge.lookup(name))
+        finally:
+            _structure.set_sources(None)
     _same(here, there)
 
 
-def test_the_spy_ctx_check_is_a_known_limitation():
-    """ch08-ex2 passes its own ctx object to forward: it cannot be handed to the student's code."""
-    code = next(w.code for w in _catalogue("ch08-ex2") if w.kind == "correct")
-    ns, _ = _worker.load_namespace(_load(code), {})
-    assert run_check("ch08-ex2", ns["MaxWithIndex"]).passed
+def test_the_marks_of_forward_are_read_from_its_source_when_graded():
+    """ch08-ex2: a self-check watches forward with a ctx of its own; graded, the judge reads forward's
+    source instead (a worker's observation could claim the call): the same verdicts."""
+    for w in _catalogue("ch08-ex2"):
+        ns, _ = _worker.load_namespace(_load(w.code), {})
+        here = run_check("ch08-ex2", ns["MaxWithIndex"])
+        judge, _ = _local(w.code)
+        _structure.set_sources(_load(w.code))
+        try:
+            there = run_check("ch08-ex2", judge.lookup("MaxWithIndex"))
+        finally:
+            _structure.set_sources(None)
+        _same(here, there)
+    # without the loaded source (no judge) the requirement is not judged from an observation at all
+    code = next(w.code for w in _catalogue("ch08-ex2") if "mark_non_differentiable" in w.says)
     judge, _ = _local(code)
-    there = run_check("ch08-ex2", judge.lookup("MaxWithIndex"))
-    assert not there.passed and "_SpyCtx cannot be handed" in there.message
+    _structure.set_sources(_load(code.replace("MaxWithIndex", "Other")))
+    try:
+        assert run_check("ch08-ex2", judge.lookup("MaxWithIndex")).passed  # its class is not in the source read
+    finally:
+        _structure.set_sources(None)
 
 
-def test_graph_walking_answers_see_only_fresh_leaves():
-    """ch01-ex3 (count_nodes) cannot be checked through the bridge: a graph does not cross, only data.
-    The proxy sees a fresh leaf, so a correct answer fails; the check must run it on graphs built
-    in the worker (a documented limitation, not a silent pass)."""
+def test_graph_walking_answers_walk_graphs_built_in_the_worker():
+    """ch01-ex3 (count_nodes): the check builds its graphs with the worker's own minigrad, so a correct
+    answer walks a real graph there (the reference counts come from the same graphs built here)."""
     code = ("def count_nodes(t):\n    counts, seen = {}, set()\n"
             "    stack = [t.grad_fn] if t.grad_fn is not None else []\n"
             "    while stack:\n        n = stack.pop()\n        if id(n) in seen:\n            continue\n"
             "        seen.add(id(n))\n        counts[type(n).__name__] = counts.get(type(n).__name__, 0) + 1\n"
             "        stack.extend(c for c, _ in n.next_functions if c is not None)\n    return counts\n")
     assert _in_process("ch01-ex3", code).passed
-    judge, _ = _local(code)
-    assert not _through_bridge(judge, "ch01-ex3", code).passed
+    judge, worker = _local(code)
+    assert _through_bridge(judge, "ch01-ex3", code).passed
+    assert worker.tensor_handles  # the graphs stayed in the worker
+    wrong = code.replace("        if id(n) in seen:\n            continue\n", "")
+    judge, _ = _local(wrong)
+    there = _through_bridge(judge, "ch01-ex3", wrong)
+    assert not there.passed and "more than once" in there.message
+    _same(_in_process("ch01-ex3", wrong), there)
 
 
 # ------------------------------------------------------------------------------ over a real pipe
@@ -607,6 +627,7 @@ def test_the_worker_serves_on_the_file_descriptors_it_is_given():
     os.close(to_worker_r)
     os.close(from_worker_w)
     transport = _bridge.PipeTransport(from_worker_r, to_worker_w, timeout=120)
+    assert transport.io.read() == _worker.READY  # started, before any student code
     transport.io.write({"load": _load(CUBE), "values": {}})
     judge = _bridge.Bridge(transport.send)
     transport.on_request = judge.handle

@@ -34,6 +34,7 @@ file and line so that feedback that names "the line where your code failed" stil
 from __future__ import annotations
 
 import builtins
+import collections
 import itertools
 import keyword
 import traceback
@@ -132,7 +133,7 @@ class RemoteObject:
         object.__setattr__(self, "_name", name)
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") and name.endswith("__"):
+        if name.startswith("__") and name.endswith("__") and name not in READABLE_DUNDERS:
             raise AttributeError(name)
         return self._peer.getattr(self._rid, name)
 
@@ -169,6 +170,17 @@ class RemoteObject:
             except StopIteration:
                 return
 
+    def __mro_entries__(self, bases: tuple) -> tuple:
+        """``class FirstOnly(EngineFunction)`` with a remote class as the base: the class is made
+        in the worker, its methods stay here (the worker calls them back), see :func:`_subclass_base`."""
+        return (_subclass_base(self),)
+
+    def __enter__(self) -> Any:
+        return self._dunder("__enter__")
+
+    def __exit__(self, *exc: Any) -> Any:
+        return self._dunder("__exit__", None, None, None)
+
     def __bool__(self) -> bool:
         for name in ("__bool__", "__len__"):
             try:
@@ -179,6 +191,60 @@ class RemoteObject:
                 raise TypeError(f"{name} of the student's object returned a {type(v).__name__}")
             return bool(v)
         return True
+
+
+def _operator(name: str) -> Callable:
+    def op(self, *args: Any) -> Any:
+        return self._dunder(name, *args)
+
+    op.__name__ = name
+    return op
+
+
+# Arithmetic on the student's objects (the chapter's own Tensor in chapter 9, a tensor kept in the
+# worker for a graph-walking exercise): each operator is one request. Comparisons and hashing stay
+# by identity (proxies are dictionary keys in the checks).
+for _name in ("add", "sub", "mul", "truediv", "matmul", "pow"):
+    setattr(RemoteObject, f"__{_name}__", _operator(f"__{_name}__"))
+    setattr(RemoteObject, f"__r{_name}__", _operator(f"__r{_name}__"))
+for _name in ("__neg__", "__pos__", "__abs__"):
+    setattr(RemoteObject, _name, _operator(_name))
+del _name
+
+_STD_DICTS = (collections.Counter, collections.defaultdict, collections.OrderedDict)
+
+# attribute names with dunders that a check or a hidden test reads of a remote class or object
+READABLE_DUNDERS = frozenset({"__bases__", "__name__", "__qualname__", "__module__"})
+
+
+class _SubclassMeta(type):
+    """The metaclass of a class statement whose base is a remote class: it returns a proxy of a new
+    class made in the worker, with the statement's functions as callbacks of the judge."""
+
+    def __new__(mcls, name: str, bases: tuple, ns: dict):
+        if len(bases) != 1 or not hasattr(bases[0], "_remote_base"):
+            return super().__new__(mcls, name, bases, ns)
+        base = bases[0]._remote_base
+        methods = {}
+        for key, value in ns.items():
+            fn = value.__func__ if isinstance(value, (staticmethod, classmethod)) else value
+            if key.startswith("__") or not callable(fn):
+                continue
+            if isinstance(value, classmethod):
+                raise TypeError("a classmethod cannot be given to a class made in the student's process")
+            methods[key] = fn
+        make = base._peer.lookup(SUBCLASS)
+        return make(name, base, methods)
+
+
+def _subclass_base(remote: RemoteObject) -> type:
+    return _SubclassMeta("_RemoteBase", (), {"_remote_base": remote})
+
+
+SUBCLASS = "__subclass__"        # the worker's factory of subclasses of its classes
+ISINSTANCE = "__isinstance__"    # the worker's isinstance (of its objects and classes)
+TENSOR_HANDLES = "__tensor_handles__"  # from now on the worker's tensors cross as handles (graphs stay there)
+MODULE = "__module__:"           # the worker's copy of a library module (minigrad, numpy)
 
 
 class _BridgeNode(BackwardNode):
@@ -356,6 +422,7 @@ class Peer:
         self.remote_serves = frozenset(wire.REQUESTS)  # what the other side answers (the judge: call, vjp)
         self._released: list[int] = []  # remote graphs whose outputs died here (sent with the next request)
         self._freed: list[int] = []     # remote graphs a backward here freed (their saved tensors go too)
+        self.tensor_handles = False     # the worker: tensors cross as handles (their graphs stay here)
 
     # ---------------------------------------------------------------- requests (this side asks)
     def request(self, op: str, **fields: Any) -> dict:
@@ -538,6 +605,12 @@ class Peer:
         if isinstance(v, np.generic) and v.dtype.name in wire.DTYPES:
             d = wire.array_to_wire(np.asarray(v))
             return {"k": "scalar", "dtype": d["dtype"], "b64": d["b64"]}
+        if t is Tensor and self.tensor_handles:
+            return self._handle(v)
+        if t in _STD_DICTS and self.exports == "all" and all(type(k) is str for k in v):
+            v, t = dict(v), dict  # a Counter or a defaultdict is the dict it holds (a subclass of the student's stays a proxy)
+        if t is dict and all(type(k) is str for k in v):
+            return {"k": "dict", "items": [[k, self.encode(x, sent, leaves, outs, depth + 1)] for k, x in v.items()]}
         if t is Tensor:
             d = {"k": "tensor", **wire.array_to_wire(v._data), "rg": bool(v.requires_grad)}
             if v.is_leaf and v.grad is not None:
@@ -876,6 +949,8 @@ def start_worker(load: list, values: dict | None = None, *, timeout: float | Non
     proc = subprocess.Popen(command or [sys.executable, "-m", "minigrad.course._worker"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
     transport = PipeTransport(proc.stdout.fileno(), proc.stdin.fileno(), timeout)
+    if transport.io.read() != {"ready": True}:  # the worker's first frame (see _worker.READY)
+        raise ProtocolError("the worker did not start")
     transport.io.write({"load": load, "values": values or {}})
     bridge = Bridge(transport.send)
     transport.on_request = bridge.handle

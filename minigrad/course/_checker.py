@@ -151,6 +151,8 @@ def _changes(before: dict) -> list[str]:
 # ------------------------------------------------------------------------------------- loading
 def _install_bundle(bundle, course_dir: str) -> None:
     """A copy of minigrad.course and the exercise modules, built from the source text received."""
+    from . import _remote, _seed, _structure  # noqa: F401  (the checks import them: kept, not replaced)
+
     replaced = ("minigrad.course", "minigrad.course.diagnose", "minigrad.course.exercises")
     for name in [k for k in sys.modules if k in replaced or k.startswith("minigrad.course.exercises.")]:
         del sys.modules[name]

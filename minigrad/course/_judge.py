@@ -14,10 +14,12 @@ process holds them. A forged reply can at most equal what a correct solution ans
 inputs the judge chose; a malformed or stray frame makes the channel fail, which gives 0 and a
 flag, never a pass.
 
-A few checks cannot work on proxies (``IN_SANDBOX``: they hand the student whole graphs, or
-compare object identities, or subclass the student's own engine classes). Those exercises are
-still checked by the old in-sandbox checker, with their check and hidden tests sent into the
-sandbox; the instructor guide says which, and why.
+Checks that hand the student's function whole graphs run with the worker's own minigrad
+(``REMOTE_LIBRARY``: the tensors stay there, as handles); a class statement of a check or a hidden
+test whose base is one of the student's classes makes that class in the worker, with the
+statement's methods called back here; requirements about how the code is written are read from
+the loaded statements' source (``_structure``), never from an observation. The inputs come from
+the run's seed (``_seed``): a table of answers to the public seeds' inputs does not help.
 
 Input (stdin): one framed message ``{exercises, bundle, course_dir, timeout, payload}`` followed by
 ``payload`` bytes, the runner's own input, which is passed on unread. Output (a private stdout):
@@ -31,14 +33,13 @@ import time
 
 from . import _wire
 
-# exercise id -> why its check must run next to the student's code (checked in the sandbox)
-IN_SANDBOX = {
-    "ch01-ex3": "its check hands count_nodes whole graphs, and a graph does not cross the bridge",
-    "ch08-ex2": "its check calls forward with a ctx object of its own and compares object identities",
-    "ch09-ex1": "its check uses the chapter's own engine classes as classes (isinstance, subclasses)",
-    "ch09-ex2": "its check uses the chapter's own engine classes as classes (isinstance, subclasses)",
-    "ch09-ex3": "its check uses the chapter's own engine classes as classes (isinstance, subclasses)",
-}
+# exercise id -> why its check must run next to the student's code (checked in the sandbox). None
+# today: graphs stay in the worker (REMOTE_LIBRARY), subclasses of the student's classes are made
+# there with the check's methods as callbacks, and structure is read from the source (_structure).
+IN_SANDBOX: dict[str, str] = {}
+# exercises whose check and hidden tests hand the student's function graphs: their tensors are
+# made by the worker's own minigrad (the instructor's `import minigrad as torch` is bound to it)
+REMOTE_LIBRARY = frozenset({"ch01-ex3"})
 REQUEST_TIMEOUT = 60.0     # seconds the worker may take to answer one request
 EXERCISE_BUDGET = 180.0    # seconds for one exercise's check and hidden tests, callbacks included
 
@@ -77,6 +78,12 @@ def judge_exercise(transport, event: dict, ex: dict) -> dict:
     bridge = Bridge(send)
     transport.on_request = bridge.handle
     judge = ExerciseJudge(bridge, [str(n) for n in event.get("needed", [])], str(event.get("imports", "")))
+    from . import _seed, _structure
+
+    _structure.set_sources(event.get("load") if isinstance(event.get("load"), list) else [])
+    _seed.set_run_seed(RUN_SEED["seed"])
+    if ex["id"] in REMOTE_LIBRARY and not judge.load_error:
+        _remote_libraries(bridge, judge.inst_ns)
     answers = set(ex.get("answers", []))
     for name, value in list(judge.student_ns.items()):
         if name not in answers:  # a library object the notebook named (gradcheck = torch.autograd.gradcheck)
@@ -99,6 +106,7 @@ def judge_exercise(transport, event: dict, ex: dict) -> dict:
         return state["relay"] in ("closed", "timeout") or time.monotonic() > transport.deadline
 
     def run_check():
+        _seed.seed_globals()
         reply = judge.check(ex.get("check_source", ""), ex["id"])
         if lost():
             return None
@@ -107,6 +115,7 @@ def judge_exercise(transport, event: dict, ex: dict) -> dict:
         return reply
 
     def run_hidden(source: str):
+        _seed.seed_globals()
         reply = judge.hidden(source)
         if lost():
             return None
@@ -123,6 +132,20 @@ def judge_exercise(transport, event: dict, ex: dict) -> dict:
 
 
 LIBRARIES = ("minigrad", "numpy", "math")
+RUN_SEED: dict = {"seed": None}  # the grading run's seed (grade chooses it, grades.json records it)
+
+
+def _remote_libraries(bridge, inst_ns: dict) -> None:
+    """The instructor's minigrad imports bound to the worker's minigrad, whose tensors stay there."""
+    import types
+
+    from ._bridge import MODULE, TENSOR_HANDLES
+
+    bridge.lookup(TENSOR_HANDLES)
+    for name, value in list(inst_ns.items()):
+        if isinstance(value, types.ModuleType) and value.__name__.split(".")[0] == "minigrad" \
+                and not value.__name__.startswith("minigrad.course"):
+            inst_ns[name] = bridge.lookup(MODULE + value.__name__)
 
 
 def _library_object(bridge, value):
@@ -181,13 +204,14 @@ def main(argv: list[str] | None = None) -> None:
         spec = _wire.read_message(sys.stdin.buffer)
         payload = sys.stdin.buffer.read(int(spec["payload"]))
         os.environ["MINIGRAD_COURSE_LANG"] = spec.get("language") or "en"  # the submission's language (_i18n)
-        from . import _bridge, _checker, _verdict  # noqa: F401  (before the bundle replaces minigrad.course)
+        from . import _bridge, _checker, _remote, _seed, _structure, _verdict  # noqa: F401  (before the bundle replaces minigrad.course)
         from ._bridge_wire import PipeTransport
 
         _checker._install_bundle(spec["bundle"], spec.get("course_dir", ""))  # the same checks as a self-check
         import minigrad
 
         minigrad.course = sys.modules["minigrad.course"]  # `import minigrad.course as c` finds the copy too
+        RUN_SEED["seed"] = spec.get("seed")
         exercises = {e["id"]: e for e in spec["exercises"]}
         with os.fdopen(os.dup(runner_in), "wb") as f:
             f.write(payload)

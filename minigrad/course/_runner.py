@@ -282,6 +282,9 @@ class Kernel:
 
 
 # -------------------------------------------------------------------------------------- checker
+READY_TIMEOUT = 60.0  # seconds a worker may take to start (its imports) before it is asked anything
+
+
 class Checker:
     """A process that runs the student's definitions, started ahead of time (it imports NumPy and
     minigrad while cells run): a bridge worker (``_worker``, the judge outside asks it about the
@@ -295,6 +298,30 @@ class Checker:
                                      env=iso.env({"MPLCONFIGDIR": "/tmp/mpl"}),
                                      preexec_fn=iso.limits(cpu_s), close_fds=True)
         self.buf = b""
+
+    def wait_ready(self, timeout: float) -> str | None:
+        """None once the worker has sent its ready frame (``_worker.READY``); "" if it is still
+        starting after ``timeout``; else why it stopped before.
+
+        The worker sends it after its imports, before it reads the student's definitions: if it
+        stops before, no student code ran in it, so the row is "not graded", never a grade. (Too
+        slow to start counts as the student's: their kernel's processes share the sandbox's CPU.)"""
+        io = _bridge_wire.FrameIO(self.proc.stdout.fileno(), self.proc.stdin.fileno(), timeout)
+        try:
+            msg = io.read()
+        except _bridge_wire.ProtocolError as e:
+            if "did not answer" in str(e):
+                return ""  # slow, not dead
+            msg = e
+        if msg == {"ready": True}:
+            return None
+        try:
+            code = self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            code = None
+        how = f"exit status {code}" if code is not None and code >= 0 else \
+            f"signal {-code}" if code is not None else "no ready message"
+        return f"the grader's process that runs the student's code stopped before it started ({how})"
 
     def send(self, obj) -> bool:
         try:
@@ -697,13 +724,22 @@ class Runner:
         frame by frame and unread, until the judge's ``{"relay": "end"}``: nothing secret comes in.
         """
         _trace(f"{ex['id']}: worker")
+        why = worker.wait_ready(max(1.0, min(READY_TIMEOUT, self.left())))
+        if why == "":
+            self.result(ex, f"✗ the process that runs your code did not start within {READY_TIMEOUT:g} s (the "
+                            "notebook's own processes share its CPU and its process limit)")
+            return
+        if why is not None:  # it died before it ran any of the student's code: the grader's failure
+            self.result(ex, f"not graded: {why}", infrastructure=True)
+            return
         if not worker.send({"load": load, "values": values}):
-            self.result(ex, "✗ the grader could not start the process that runs your code")
+            self.result(ex, "✗ the process that runs your code stopped before it had loaded your definitions")
             return
         self.graded.add(ex["id"])  # the judge reports this exercise's result
         self.emit({"event": "bridge", "id": ex["id"], "needed": sorted(needed), "imports": imports,
                    "labels": sorted(self.labels), "functions": sorted(self.functions), "unavailable": unavailable,
-                   "notes": notes, "stub_cells": stub_cells})
+                   "notes": notes, "stub_cells": stub_cells,
+                   "load": [{"source": i["source"], "stmts": i["stmts"]} for i in load]})
         self.relay(worker)
         _trace(f"{ex['id']}: relay done")
 

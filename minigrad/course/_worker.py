@@ -7,7 +7,9 @@ them (``_bridge.Peer`` does the answering); it never sees a check, a hidden test
 solution, only the inputs the judge chooses. Whatever the student's code writes to any file
 descriptor can at most break the framing, which the judge reports as a ProtocolError (never a pass).
 
-Process protocol: the first frame on ``read_fd`` is the set-up ``{"load": [...], "values": {...}}``
+Process protocol: the worker first writes ``{"ready": true}`` (it has started; no student code has
+run yet, so a worker that dies before it is the grader's failure, not the student's). The first
+frame on ``read_fd`` is then the set-up ``{"load": [...], "values": {...}}``
 (``load`` as ``_extract.plan`` makes it, ``values`` encoded by ``_values``); then requests, one
 reply each, until the judge closes its end.
 """
@@ -23,6 +25,7 @@ from ._bridge import PipeTransport, Peer
 LOAD_ERROR = "__load_error__"  # the name under which the judge can read why loading failed (or None)
 
 
+READY = {"ready": True}         # the worker's first frame: started, and no student code run yet
 TAMPER = "__tamper__"          # the name under which the judge reads what the guard saw (a list of strings)
 
 
@@ -37,7 +40,24 @@ class Worker(Peer):
         self.before = before  # the checker's integrity snapshot, taken before the student's code loaded
 
     def _op_lookup(self, msg: dict) -> dict:
-        if msg["name"] != TAMPER:
+        from . import _bridge
+
+        name = msg["name"]
+        if name == _bridge.SUBCLASS:
+            return {"value": self.encode(_make_subclass)}
+        if name == _bridge.ISINSTANCE:
+            return {"value": self.encode(isinstance)}
+        if name == _bridge.TENSOR_HANDLES:
+            self.tensor_handles = True
+            return {"value": self.encode(None)}
+        if name.startswith(_bridge.MODULE):
+            module = name[len(_bridge.MODULE):]
+            if module.split(".")[0] not in ("minigrad", "numpy") or module.startswith("minigrad.course"):
+                raise NameError(f"name {name!r} is not defined")
+            import importlib
+
+            return {"value": self.encode(importlib.import_module(module))}
+        if name != TAMPER:
             return super()._op_lookup(msg)
         from . import _checker
 
@@ -47,6 +67,15 @@ class Worker(Peer):
             found += [f"{name} was replaced" for name in _checker._changes(self.before)
                       if not name.startswith("warnings.")]
         return {"value": self.encode(found[:20])}
+
+
+def _make_subclass(name: str, base: type, methods: dict) -> type:
+    """A subclass of one of the worker's classes whose methods are the judge's functions (called
+    back across the bridge): a hidden test's ``class FirstOnly(EngineFunction)`` in chapter 9."""
+    if not isinstance(base, type) or type(name) is not str or not name.isidentifier():
+        raise TypeError("a subclass needs a class and a name")
+    return type(base)(name, (base,), {"__module__": "__main__",
+                                      **{k: staticmethod(fn) for k, fn in methods.items() if type(k) is str}})
 
 
 def load_namespace(load: list, values: dict, *, guard: bool = False) -> tuple[dict, str | None]:
@@ -143,7 +172,10 @@ def main(argv: list[str] | None = None) -> None:
     sys.stdout = open(os.devnull, "w")
     import minigrad  # noqa: F401  (before the student's code)
 
+    import numpy  # noqa: F401  (the worker's start, before the ready frame: a failure here is the grader's)
+
     transport = PipeTransport(read_fd, write_fd, None)  # the judge keeps the time, the worker waits
+    transport.io.write(READY)  # no student code has run: a death before this frame is not the student's
     msg = transport.io.read()
     if msg is None:
         os._exit(0)

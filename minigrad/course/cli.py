@@ -96,6 +96,8 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--no-sandbox", action="store_true",
                    help="grade without bubblewrap (weaker in-process protections; recorded in grades.json): "
                         "only for submissions you trust")
+    g.add_argument("--seed", type=int, metavar="N", help="the seed of the checks' random inputs (default: one derived "
+                   "from the submissions; grades.json records it, so a run can be repeated)")
     g.add_argument("--shard", metavar="I/N", help="grade only shard I of N (1 <= I <= N; a student's shard is a hash "
                    "of the folder name) into a partial gradebook for `merge`; 'auto' or 'auto/N': I and N from "
                    "SLURM_ARRAY_TASK_ID (a Slurm job array) or JOB_COMPLETION_INDEX (a Kubernetes Indexed Job, "
@@ -145,7 +147,7 @@ def main(argv=None) -> int:
                 grade(args.submissions, shard_mod.out_for(args.out, shard), source=args.source, timeout=args.timeout,
                       memory_mb=args.memory, jobs=args.jobs, chapters=parse_chapters(args.chapters),
                       assignment=args.assignment, roster=args.roster, lms_column=args.lms_column,
-                      sandbox=not args.no_sandbox, shard=shard)
+                      sandbox=not args.no_sandbox, shard=shard, seed=args.seed)
             except GradingInterrupted as e:
                 print(f"minigrad-course: {e}", file=sys.stderr)
                 return 128 + e.signum

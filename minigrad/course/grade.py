@@ -511,7 +511,7 @@ class Launcher:
 
 def grade(submissions, out, *, source=None, timeout: float = 120, memory_mb: int = 2048, jobs: int = 2,
           chapters=None, assignment=None, roster=None, lms_column=None, log=print,
-          sandbox: bool = True, shard=None) -> list[dict]:
+          sandbox: bool = True, shard=None, seed: int | None = None) -> list[dict]:
     """Grade every student's notebooks; returns the gradebook rows (also written into ``out``).
 
     ``chapters`` (a list of chapter numbers) or ``assignment`` (an ``assignment.json``) restrict the
@@ -519,6 +519,8 @@ def grade(submissions, out, *, source=None, timeout: float = 120, memory_mb: int
     ``lms_column`` names the assignment's column in canvas.csv/moodle.csv.
     ``sandbox=False`` (``--no-sandbox``) runs without bubblewrap, with a warning recorded in grades.json.
     ``shard`` (a ``shard.Shard``): grade only that shard's students into a partial gradebook (shard.py).
+    ``seed``: the seed of the checks' random inputs (default: one derived from the submissions' bytes,
+    so that every shard of a class uses the same one; recorded in grades.json as ``run.seed``).
     Raises SandboxUnavailable when bubblewrap is missing, RuntimeError when another run holds ``out``,
     and GradingInterrupted on SIGTERM/SIGINT (nothing is written then).
     """
@@ -539,15 +541,16 @@ def grade(submissions, out, *, source=None, timeout: float = 120, memory_mb: int
         clean_scratch(out, log)
         iso = Launcher(sandbox, [root, subs, out], out, log, memory_mb=memory_mb)
         try:
-            rows, found, early = _grade_locked(subs, root, sources, chosen, iso, timeout=timeout,
-                                               memory_mb=memory_mb, jobs=jobs, log=log, shard=shard)
+            rows, found, early, seed = _grade_locked(subs, root, sources, chosen, iso, timeout=timeout,
+                                                     memory_mb=memory_mb, jobs=jobs, log=log, shard=shard,
+                                                     seed=seed)
         finally:
             iso.cleanup()
         signals.finishing = True
         failed = [r for r in rows if r.get("not_graded")]
         notes = list(found.log)
         notes += not_graded_notes(failed, early)
-        run = {**iso.info(), "not_graded": len(failed), **({"stopped_early": early} if early else {})}
+        run = {**iso.info(), "seed": seed, "not_graded": len(failed), **({"stopped_early": early} if early else {})}
         title = lms_column or (chosen.title if chosen else "All chapters")
         lms_ids = {st.id: st.lms_id for st in found.students if st.lms_id}
         if shard is not None:  # a partial gradebook, for `minigrad-course merge`
@@ -608,10 +611,12 @@ class GradingIncomplete(RuntimeError):
 
 
 def _grade_locked(subs: Path, root: Path, sources: list, chosen, iso: Launcher, *, timeout, memory_mb, jobs,
-                  log, shard=None) -> tuple[list, "submissions_mod.Scan"]:
+                  log, shard=None, seed=None) -> tuple[list, "submissions_mod.Scan", str, int]:
     # the book's checks travel with the package's, as text, through the same pipe
     bundle = course_bundle(_extra_dirs()) + custom.bundle(root)
     before = _tree_hash(subs)
+    if seed is None:  # fresh for every class, the same for every shard of one, unknown to any one student
+        seed = run_seed(before)
     found = submissions_mod.scan(subs, [src.name for src in sources], release=chosen.release_id if chosen else None)
     students = _shard.select(found.student_ids, shard)  # the whole class, or one shard of it
     jobs_list, rows_by_key = [], {}
@@ -659,7 +664,7 @@ def _grade_locked(subs: Path, root: Path, sources: list, chosen, iso: Launcher, 
                 "exercises": [runner_exercise(ex, src.instructor_imports) for ex in src.exercises]}
         if any(ex["id"] in IN_SANDBOX for ex in src.exercises):
             spec["bundle"] = bundle
-        judge = {"exercises": src.exercises, "bundle": bundle, "course_dir": str(_course_dir()),
+        judge = {"exercises": src.exercises, "bundle": bundle, "course_dir": str(_course_dir()), "seed": seed,
                  "language": language}
         slot = slots.get()  # a uid and a cgroup of its own for each job running at the same time
         group = None
@@ -728,7 +733,13 @@ def _grade_locked(subs: Path, root: Path, sources: list, chosen, iso: Launcher, 
             rows.extend(rs)
     if changed:
         log(f"warning: files in the submissions folder changed during grading: {changed[:10]}")
-    return rows, found, early
+    return rows, found, early, seed
+
+
+def run_seed(tree: dict) -> int:
+    """The run's seed from the submissions' file hashes (every student's bytes count)."""
+    digest = hashlib.sha256(json.dumps(sorted(tree.items())).encode()).hexdigest()
+    return int(digest[:8], 16) % 2**31
 
 
 EARLY_STOP_AFTER = 4  # notebooks that must have failed the same way before a run stops

@@ -1,8 +1,11 @@
 """Checks for chapter 1 (what autograd.Function is)."""
 from __future__ import annotations
 
+import numpy as np
+
 import minigrad
-from minigrad.course import CheckFailed, exercise
+from minigrad.course import CheckFailed, _remote, exercise
+from minigrad.course._seed import check_seed
 from minigrad.course.diagnose import diagnose_function
 
 
@@ -35,28 +38,29 @@ def _reference_count(t) -> dict:
     return counts
 
 
-def _graphs():
-    x = minigrad.tensor([1.0, -2.0, 3.0], requires_grad=True)
-    w = minigrad.tensor([0.5, 0.5, 0.5], requires_grad=True)
-    c = minigrad.tensor([1.0, 1.0, 1.0])
+def _graphs(mg, rng):
+    """The graphs, built with ``mg`` (minigrad here, or the worker's copy when graded: the student's
+    function walks a graph of its own process). Fresh values per grading run; the structure is
+    what is counted."""
+    data = [rng.uniform(-2.0, 2.0, 3).round(3).tolist() for _ in range(3)]
+    x = mg.tensor(data[0], requires_grad=True)
+    w = mg.tensor(data[1], requires_grad=True)
+    c = mg.tensor(data[2])
     yield "(x * w).sum()", (x * w).sum()
     yield "(x * w + x).sum()  (x is used twice)", (x * w + x).sum()
     h = x * w
     yield "(h * h + h).sum() with h = x * w  (h is used three times)", (h * h + h).sum()
     yield "(x * c).exp().sum()  (c does not require grad)", (x * c).exp().sum()
-    yield "x * 2 computed under no_grad (no graph at all)", _no_grad(x)
-
-
-def _no_grad(x):
-    with minigrad.no_grad():
-        return x * 2
+    yield "x.detach() * 2 (no graph at all)", x.detach() * 2
 
 
 @exercise("ch01-ex3", points=2, title="Count the nodes of a graph",
           minutes=25, objective="walk a graph through grad_fn and next_functions, counting shared nodes once")
 def _check_count_nodes(count_nodes):
-    for what, t in _graphs():
-        expected = _reference_count(t)
+    seed = check_seed(1)
+    mine = _graphs(_remote.library(count_nodes), np.random.default_rng(seed))
+    for (what, t), (_, ref) in zip(mine, _graphs(minigrad, np.random.default_rng(seed))):
+        expected = _reference_count(ref)
         got = count_nodes(t)
         if not isinstance(got, dict):
             raise CheckFailed(f"count_nodes must return a dict {{name: count}}, got a {type(got).__name__} "
@@ -66,7 +70,7 @@ def _check_count_nodes(count_nodes):
             if any(got.get(k, 0) > v for k, v in expected.items()):
                 hint = (" Some nodes were counted more than once: a node reached along two paths (a tensor "
                         "used twice) is still one node. Remember which nodes you have already visited.")
-            elif t.grad_fn is None:
+            elif ref.grad_fn is None:
                 hint = " A tensor whose grad_fn is None has no graph: return an empty dict."
             elif any(got.get(k, 0) < v for k, v in expected.items()):
                 hint = (" Some nodes are missing: follow next_functions all the way down, skipping the "

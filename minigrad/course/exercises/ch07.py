@@ -8,6 +8,7 @@ import numpy as np
 import minigrad
 from minigrad.autograd import gradcheck, gradgradcheck
 from minigrad.course import CheckFailed, CheckResult, exercise
+from minigrad.course._seed import check_seed
 from minigrad.course.diagnose import diagnose_function
 
 
@@ -86,7 +87,7 @@ def _check_logcosh(LogCoshFixed: Any):
 def _check_hvp(hessian_vector_product: Any, by_hand: Any = None):
     if not callable(hessian_vector_product):
         raise CheckFailed("hessian_vector_product must be a function.")
-    rng = np.random.default_rng(7)
+    rng = np.random.default_rng(check_seed(7))
     A = rng.standard_normal((4, 4))
     cases = [
         ("sum(x**4)", lambda t: (t ** 4).sum(), lambda a: np.diag(12 * a ** 2), 3),

@@ -13,7 +13,8 @@ from typing import Any, Callable
 import numpy as np
 
 import minigrad
-from minigrad.course import CheckFailed, exercise
+from minigrad.course import CheckFailed, _remote, _structure, exercise
+from minigrad.course._seed import check_seed
 
 _RNG_SEED = 9
 
@@ -67,12 +68,12 @@ def _check_div(Div: Any, Tensor: Any = None):
     if not hasattr(Div, "apply") or not hasattr(Div, "backward"):
         raise CheckFailed("Div must be a class with forward and backward, a subclass of the chapter's Function "
                           "(call it as Div.apply(a, b)).")
-    rng = np.random.default_rng(_RNG_SEED)
+    rng = np.random.default_rng(check_seed(_RNG_SEED))
     a, b, g = _div_inputs(rng)
 
     # forward
     out = Div.apply(Tensor(a, requires_grad=True), Tensor(b, requires_grad=True))
-    if not isinstance(out, Tensor):
+    if not _remote.instance_of(out, Tensor):
         raise CheckFailed(f"Div.apply returned a {type(out).__name__}, not a Tensor of the chapter's engine: "
                           "subclass the chapter's Function (not minigrad's), and return an array (or a Tensor) "
                           "from forward.")
@@ -137,6 +138,11 @@ def _check_div(Div: Any, Tensor: Any = None):
         raise CheckFailed("b was changed in place (b.add_(1.0)) between forward and backward, and backward "
                           "did not notice: save a and b with ctx.save_for_backward (not as ctx attributes or "
                           "copies), so that the version check protects them.")
+    if _remote.is_remote(Div) and _structure.method_calls(Div, "forward", "save_for_backward") is False:
+        # graded: the source must show it too (the worker's answers above are observations)
+        raise CheckFailed("b was changed in place between forward and backward and backward did raise, but "
+                          "forward never calls ctx.save_for_backward: save a and b with it (not as ctx "
+                          "attributes or copies), so that the engine's version check protects them.")
     return ("Div is correct: a / b in forward, g / b and -g a / b**2 in backward (checked through the "
             "chapter's engine, with broadcasting and with a / a), and an in-place change of a saved input "
             "is caught by the version check.")
@@ -256,23 +262,32 @@ class _NoGradientGraph(_Graph):
 _EX2_GRAPHS = _GRAPHS + [_NoGradientGraph()]
 
 
+class _Calls(list):
+    """The gradients one Counted node's backward received (kept by the check, not on the node)."""
+
+
 def _counted_class(Function):
-    """An identity Function that records the gradient of each call of its backward."""
+    """An identity Function that records the gradient of each call of its backward.
+
+    The records stay with the check (graded, the class is made in the student's process and its
+    methods are called back here): returns (Counted, the list of its nodes' :class:`_Calls`, in forward order)."""
+    nodes: list = []
+    by_ctx: dict = {}
 
     class Counted(Function):
         @staticmethod
         def forward(ctx, a):
-            ctx.calls = []
-            Counted.nodes.append(ctx)
+            calls = _Calls()
+            nodes.append(calls)
+            by_ctx[id(ctx)] = calls
             return np.array(a.data, dtype=np.float64)
 
         @staticmethod
         def backward(ctx, grad_output):
-            ctx.calls.append(np.array(grad_output, dtype=np.float64))
+            by_ctx[id(ctx)].append(np.array(grad_output, dtype=np.float64))
             return grad_output
 
-    Counted.nodes = []
-    return Counted
+    return Counted, nodes
 
 
 def _run_learner(what: str, fn: Callable, graph: _Graph):
@@ -335,17 +350,17 @@ def _check_backward_once(backward_once: Any, Tensor: Any = None, Function: Any =
     if not callable(backward_once):
         raise CheckFailed(f"backward_once must be a function of one tensor, got a {type(backward_once).__name__}.")
     for graph in _EX2_GRAPHS:
-        Counted = _counted_class(Function)
+        Counted, counted_nodes = _counted_class(Function)
         xs, loss = graph.mine(Tensor, Counted.apply)
         _run_learner("backward_once", lambda: backward_once(loss), graph)
         want_leaves, want_counted = graph.reference()
-        for node, want in zip(Counted.nodes, want_counted):
-            if len(node.calls) != 1:
-                raise CheckFailed(f"on {graph.name}: a node ran {len(node.calls)} times; backward_once must run "
+        for calls, want in zip(counted_nodes, want_counted):
+            if len(calls) != 1:
+                raise CheckFailed(f"on {graph.name}: a node ran {len(calls)} times; backward_once must run "
                                   "each node exactly once (with one gradient buffer per node, where the "
                                   "gradients of a fan-out are added).")
-            if not _close(node.calls[0], want):
-                raise CheckFailed(f"on {graph.name}: a node ran on grad_output {_fmt(node.calls[0])}, but the sum "
+            if not _close(calls[0], want):
+                raise CheckFailed(f"on {graph.name}: a node ran on grad_output {_fmt(calls[0])}, but the sum "
                                   f"of the gradients it receives is {_fmt(want)}: it ran before all of its "
                                   "gradients had arrived, or they were not added up (+, not =).")
         _compare_leaves(graph, xs, want_leaves, "backward_once(loss)")
@@ -362,14 +377,22 @@ def _check_backward_once(backward_once: Any, Tensor: Any = None, Function: Any =
 
 
 # ------------------------------------------------------------ ch09-ex3: fix the broken traversal
-def _reachable(root) -> list:
-    seen, stack = {root}, [root]
+def _reachable(root, edges: dict | None = None) -> list:
+    """The nodes behind ``root``, in the order they are found (the same on the student's real nodes
+    and on the judge's proxies of them, so that feedback names the same node). ``edges``, when
+    given, keeps each node's next_functions (graded, each read is a request to the worker)."""
+    seen, order, stack = {root}, [root], [root]
     while stack:
-        for nxt in stack.pop().next_functions:
+        node = stack.pop()
+        nexts = list(node.next_functions)
+        if edges is not None:
+            edges[node] = nexts
+        for nxt in nexts:
             if nxt is not None and nxt not in seen:
                 seen.add(nxt)
+                order.append(nxt)
                 stack.append(nxt)
-    return list(seen)
+    return order
 
 
 def _name(node) -> str:
@@ -388,7 +411,8 @@ def _check_order(order_fixed: Any, Tensor: Any = None):
     for graph in _GRAPHS:
         xs, loss = graph.mine(Tensor)
         root = loss.grad_fn
-        nodes = set(_reachable(root))
+        edges: dict = {}
+        nodes = set(_reachable(root, edges))
 
         def walk():
             return list(itertools.islice(iter(order_fixed(root)), 3 * len(nodes) + 10))
@@ -408,7 +432,7 @@ def _check_order(order_fixed: Any, Tensor: Any = None):
                               f"({len(missing)} of {len(nodes)} nodes missing): it must yield every node "
                               "behind the root.")
         for node in order:
-            for nxt in node.next_functions:
+            for nxt in edges[node]:
                 if nxt is not None and position[nxt] < position[node]:
                     raise CheckFailed(f"on {graph.name}: order_fixed yields {_name(nxt)} before {_name(node)}, "
                                       f"which sends it a gradient: {_name(nxt)} would run on part of its "
