@@ -580,3 +580,32 @@ def test_autograd_grad_is_grads_batched_matches_torch():
         res[T.__name__] = (jac, rows[0].sum().requires_grad)
     _same(res["minigrad"][0], res["torch"][0])
     assert res["minigrad"][1] == res["torch"][1]
+
+
+INDEXING = {
+    "none-then-batched": lambda T, x, i: x[None, i],
+    "slice-none-batched": lambda T, x, i: x[:, None, i[0]],
+    "batched-none-slice": lambda T, x, i: x[i, None, 1:3],
+    "ellipsis-then-batched": lambda T, x, i: x[..., 1][i],
+    "slice-then-batched": lambda T, x, i: x[1:, i[:1]],
+    "two-batched": lambda T, x, i: x[i, i],
+    "batched-setitem": lambda T, x, i: _put(x, i),
+}
+
+
+def _put(x, i):
+    y = x.clone()
+    y[i] = x[0] * 2
+    return y
+
+
+@pytest.mark.parametrize("name", list(INDEXING))
+def test_per_sample_index_placement_matches_torch(name):
+    """Where NumPy puts the dims of advanced indices depends on their positions; with per-sample indices the
+    batch dim is one more advanced index: the results must land as in torch.vmap."""
+    torch = pytest.importorskip("torch")
+    fn = INDEXING[name]
+    idx = np.array([[0, 1], [3, 3], [2, 0]])
+    got = minigrad.vmap(lambda x, i: fn(minigrad, x, i))(minigrad.tensor(A3), minigrad.tensor(idx))
+    expected = torch.vmap(lambda x, i: fn(torch, x, i))(torch.tensor(A3), torch.tensor(idx))
+    _same(got, expected)

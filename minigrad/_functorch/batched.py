@@ -1011,12 +1011,10 @@ def _phys_index(a, index, level: int):
     adv_shapes = [i.shape if isinstance(i, BatchedArray) else np.shape(i) for i in (full[k] for k in adv)]
     nadv = len(np.broadcast_shapes(*adv_shapes))
     ar = np.arange(b).reshape((b,) + (1,) * nadv)
-    phys = [slice(None) if k not in adv else (_pad(full[k], level, nadv) if _is_b(full[k], level) else full[k])
+    phys = [full[k] if k not in adv else (_pad(full[k], level, nadv) if _is_b(full[k], level) else full[k])
             for k in range(len(full))]
-    adjacent_first = adv[-1] - adv[0] + 1 == len(adv) and all(
-        full[k] is not None and not isinstance(full[k], slice) for k in range(adv[0])) and adv[0] == 0
     new = (ar,) + tuple(phys)
-    if adjacent_first or adv[-1] - adv[0] + 1 != len(adv):
+    if adv[0] == 0 or adv[-1] - adv[0] + 1 != len(adv):
         return new, None, None  # the advanced dims (batch first) lead in both the logical and physical results
     # adjacent advanced indices after some slices: NumPy leads with them; move them back behind those dims
     before = 0
@@ -1053,10 +1051,9 @@ def _setitem(a: BatchedArray, index, value) -> None:
             "`self` not being vmapped over in a vmap. Please try to use out-of-place operators instead of "
             "index_put_.")
     idx, _, perm = _phys_index(a, index, level)
-    if not _is_b(value, level):
-        if perm is None or isinstance(perm, tuple) is False and perm is None:
-            a._p[idx] = value
-            return
+    if not _is_b(value, level) and perm is None:
+        a._p[idx] = value
+        return
     target = _index_shape(a.shape, index)
     b = a._p.shape[0]
     v = np.broadcast_to(_pad(value, level, len(target)) if _is_b(value, level) else value, (b,) + target)
