@@ -99,9 +99,10 @@ class Embedding(Function):
             raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                                f"Long, Int; but got torch.{kind} instead (while checking arguments for embedding)")
         n = weight._data.shape[0]
-        if i.size and (_values_of(i).max() >= n or _values_of(i).min() < -n):
+        iv = _values_of(i)  # every sample's indices, under vmap
+        if i.size and (iv.max() >= n or iv.min() < -n):
             raise IndexError(f"index out of range in self\nembedding: indices must be in [0, {n - 1}] (the table has "
-                             f"{n} rows); got {int(_values_of(i).max() if _values_of(i).max() >= n else _values_of(i).min())}.")
+                             f"{n} rows); got {int(iv.max() if iv.max() >= n else iv.min())}.")
         ctx.indices, ctx.n, ctx.padding_idx = i, n, padding_idx
         return _wrap(_take_rows(weight._data, i))
 
