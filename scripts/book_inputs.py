@@ -36,7 +36,7 @@ SITE_INPUTS = ["_config.yml", "_toc.yml", "_ext", "_theme", "minigrad", "pyproje
 PAGE_INPUTS = ["book"]
 EDITIONS = {  # edition -> (build folder, its site-wide inputs, its page inputs)
     "en": ("_build/html", SITE_INPUTS, PAGE_INPUTS),
-    "zh": ("_build/zh", SITE_INPUTS + ["zh/_config.yml", "zh/_toc.yml", "scripts/i18n.py"],
+    "zh": ("_build/zh", SITE_INPUTS + ["zh/_config.yml", "zh/_toc.yml", "scripts/i18n.py", "i18n/zh-search-words.txt"],
            ["zh/book", "i18n/zh"]),
 }
 SKIP_PARTS = {"__pycache__", ".ipynb_checkpoints"}

@@ -31,7 +31,10 @@ unit's English text when it was translated:
 with the same options (``:label:``; prose options like ``:caption:`` and exercise titles are
 translated), ``(label)=`` lines, heading levels, link targets, inline code spans, roles and
 their targets, fenced code (comments aside), HTML tags, math ($$ blocks; inline $...$ exactly),
-solution markers. It names each difference and exits 1 if there is any.
+solution markers. It names each difference and exits 1 if there is any. It also flags two things
+that render wrong in Chinese whatever the English says (``rendering_problems``): emphasis that
+CommonMark cannot close or open next to full-width punctuation, and line breaks between Chinese
+characters (shown as spaces).
 """
 from __future__ import annotations
 
@@ -153,12 +156,43 @@ def read_translations(path: Path) -> list[Translation]:
     return out
 
 
+def _section_slug(unit_id: str) -> str | None:
+    """'s07-backward-returns' -> 'backward-returns' (a Markdown page's section, whatever its position)."""
+    m = re.match(r"^s\d{2,}-(.+)$", unit_id)
+    return m.group(1) if m else None
+
+
+def matched(lang: str, page: Path) -> tuple[dict[str, Translation], list[Translation]]:
+    """{English unit id: its translation}, and the translations that match no English unit.
+
+    A unit is matched by its id; a section of a Markdown page whose position changed (a section
+    added above it renumbers it: s07-x becomes s08-x) is matched by its heading's slug when that
+    is unique on both sides, so that its translation is kept (and fresh if its English is the same)."""
+    trs = read_translations(translation_file(lang, page))
+    units = english_units(page)
+    by_id = {t.id: t for t in trs}
+    out = {u.id: by_id[u.id] for u in units if u.id in by_id}
+    used = {t.id for t in out.values()}
+    if page.suffix == ".md":
+        def unique(items, key):
+            counts: dict = {}
+            for x in items:
+                counts[key(x)] = counts.get(key(x), 0) + 1
+            return {key(x): x for x in items if key(x) is not None and counts[key(x)] == 1}
+        free_units = unique([u for u in units if u.id not in out], lambda u: _section_slug(u.id))
+        free_trs = unique([t for t in trs if t.id not in used], lambda t: _section_slug(t.id))
+        for slug, u in free_units.items():
+            if slug in free_trs:
+                out[u.id] = free_trs[slug]
+                used.add(free_trs[slug].id)
+    return out, [t for t in trs if t.id not in used]
+
+
 def problems(lang: str, page: Path) -> list[tuple[str, str]]:
     """(unit id, reason) for each unit of the page that needs a translator."""
-    have = {t.id: t for t in read_translations(translation_file(lang, page))}
-    units = english_units(page)
+    have, orphans = matched(lang, page)
     out = []
-    for u in units:
+    for u in english_units(page):
         t = have.get(u.id)
         if t is None:
             out.append((u.id, "missing"))
@@ -166,23 +200,24 @@ def problems(lang: str, page: Path) -> list[tuple[str, str]]:
             out.append((u.id, "not translated yet (todo)"))
         elif t.en_hash != u.hash:
             out.append((u.id, "English changed since translation"))
-    known = {u.id for u in units}
-    out += [(i, "no such English unit any more") for i in have if i not in known]
+    out += [(t.id, "no such English unit any more") for t in orphans]
     return out
 
 
 def skeleton(lang: str, page: Path) -> int:
     """Append the page's missing units, as todo with their English text, keeping the file's order."""
     path = translation_file(lang, page)
-    have = {t.id: t for t in read_translations(path)}
+    have, orphans = matched(lang, page)
     parts = []
     for u in english_units(page):
         t = have.get(u.id)
         if t is None:
             parts.append((f"<!-- unit {u.id} en:{u.hash} todo -->", u.text.strip("\n")))
-        else:
+        else:  # under the English id now (a section that moved keeps its translation and hash)
             flag = " todo" if t.todo else ""
-            parts.append((f"<!-- unit {t.id} en:{t.en_hash}{flag} -->", t.text))
+            parts.append((f"<!-- unit {u.id} en:{t.en_hash}{flag} -->", t.text))
+    # translations of sections that no longer exist are kept at the end, for the translator to reuse
+    parts += [(f"<!-- unit {t.id} en:{t.en_hash}{' todo' if t.todo else ''} -->", t.text) for t in orphans]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(f"<!-- i18n {lang}: translation of book/{page.name}; see scripts/i18n.py -->\n\n"
                     + "\n\n".join(f"{h}\n{b}" for h, b in parts) + "\n", encoding="utf-8")
@@ -431,13 +466,121 @@ def compare(en_text: str, tr_text: str) -> list[str]:
 
 def lint(lang: str, page: Path) -> list[tuple[str, str]]:
     """(unit id, difference) for every translated unit whose structure differs from its English unit."""
-    en = {u.id: u for u in english_units(page)}
+    have, _ = matched(lang, page)
     out = []
-    for t in read_translations(translation_file(lang, page)):
-        if t.todo or t.id not in en:
+    for u in english_units(page):
+        t = have.get(u.id)
+        if t is None or t.todo:
             continue
-        out += [(t.id, d) for d in compare(en[t.id].text, t.text)]
+        out += [(u.id, d) for d in compare(u.text, t.text)]
+        out += [(u.id, d) for d in rendering_problems(t.text)]
     return out
+
+
+# --- lint, rendering: Chinese text that MyST renders differently from what it looks like ---------
+# (apart from the structure comparison above: these look at the translation alone)
+
+import unicodedata  # noqa: E402  (only this part needs it)
+
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef\u2018\u2019\u201c\u201d\u2026\u2014\u00b7"
+# a line ending in a CJK character, maybe inside emphasis or a link's text: 中文**, [中文](target)
+_CJK_END = re.compile(rf"[{_CJK}][*_]*(?:\]\([^()\s]*\))?[*_]*$")
+_CJK_START = re.compile(rf"^[*_]*\[?[*_]*[{_CJK}]")    # and a line starting with one: **中文, [中文
+_BLOCK_START = re.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|#|>|\||:{3,}|`{3,}|~{3,}|\$\$|<|\(\S+\)=|:\w[\w-]*:)")
+_MASKED_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)|(?<![\\$])\$(?!\$)[^$\n]+?(?<![\\\s])\$(?!\$)")
+_STARS = re.compile(r"(?<![\\*])\*+(?!\*)")
+
+
+def _is_space(ch: str) -> bool:
+    return ch == "" or ch.isspace()
+
+
+def _is_punct(ch: str) -> bool:
+    return ch != "" and unicodedata.category(ch)[0] in "PS"
+
+
+def rendering_problems(text: str) -> list[str]:
+    """Two ways Chinese Markdown renders wrong although its structure matches the English:
+
+    - an emphasis delimiter that CommonMark cannot use: ``**当作网站阅读。**每个`` shows literal
+      asterisks, because a closing ``**`` right after punctuation must be followed by a space or
+      punctuation (the same for an opening ``**`` right before punctuation, after a letter);
+      write ``**当作网站阅读**。每个`` or put a space after the ``**``;
+    - a line break between two Chinese characters inside a paragraph, which the browser shows as
+      a space: join the two lines.
+    """
+    out: list[str] = []
+    lines = text.splitlines()
+    fence, in_math = None, False
+    para: list[str] = []
+
+    def paragraph_done() -> None:
+        if not para:
+            return
+        for a, b in zip(para, para[1:]):
+            if _CJK_END.search(a.rstrip()) and _CJK_START.search(b.lstrip()) and not _BLOCK_START.match(b):
+                out.append(f"line break between Chinese characters (shows as a space): "
+                           f"{a.rstrip()[-12:]!r} / {b.lstrip()[:12]!r}: join the lines")
+        _emphasis(" ".join(para), out)
+        para.clear()
+
+    for line in lines:
+        m = OPEN_FENCE.match(line)
+        if fence:
+            if m and m.group("fence")[0] == fence[0] and len(m.group("fence")) >= len(fence) \
+                    and not m.group("info").strip():
+                fence = None
+            continue
+        if in_math:
+            in_math = not line.strip().endswith("$$")
+            continue
+        info = m.group("info").strip() if m else ""
+        d = DIRECTIVE.match(info)
+        if m and m.group("fence")[0] in "`~" and "`" not in info and (not d or d.group("name") in CODE_DIRECTIVES):
+            paragraph_done()
+            fence = m.group("fence")
+            continue
+        if line.strip().startswith("$$"):
+            paragraph_done()
+            in_math = not (len(line.strip()) > 2 and line.strip().endswith("$$"))
+            continue
+        if not line.strip() or HEADING.match(line) or LABEL.match(line) or OPEN_FENCE.match(line) \
+                or OPTION.match(line):
+            paragraph_done()
+            if HEADING.match(line):
+                _emphasis(line, out)
+            continue
+        if para and _BLOCK_START.match(line):
+            paragraph_done()
+        para.append(line)
+    paragraph_done()
+    return out
+
+
+def _emphasis(text: str, out: list[str]) -> None:
+    """Flag each ``*`` run meant to open (or close) emphasis that CommonMark's flanking rules refuse."""
+    masked = _MASKED_SPAN.sub(lambda m: m.group(0)[0] + "x" * (len(m.group(0)) - 2) + m.group(0)[-1], text)
+    masked = re.sub(r"(?m)^\s*[*+-]\s", lambda m: " " * len(m.group(0)), masked)   # list bullets
+    open_runs: set[int] = set()
+    for m in _STARS.finditer(masked):
+        before = masked[m.start() - 1] if m.start() else ""
+        after = masked[m.end()] if m.end() < len(masked) else ""
+        if _is_space(before) and _is_space(after):
+            continue                                     # a lone * between spaces: literal
+        left = not _is_space(after) and (not _is_punct(after) or _is_space(before) or _is_punct(before))
+        right = not _is_space(before) and (not _is_punct(before) or _is_space(after) or _is_punct(after))
+        n = len(m.group(0))
+        where = text[max(0, m.start() - 8):m.end() + 8].replace("\n", " ")
+        if n in open_runs:
+            open_runs.discard(n)
+            if not right:
+                out.append(f"{'*' * n} cannot close here (CommonMark: after punctuation it needs a space or "
+                           f"punctuation next): {where!r}: move it before the punctuation or add a space")
+        else:
+            open_runs.add(n)
+            if not left:
+                out.append(f"{'*' * n} cannot open here (CommonMark: before punctuation it needs a space or "
+                           f"punctuation before it): {where!r}: move it after the punctuation or add a space")
 
 
 # --- build: the other edition's book, generated ---------------------------------------------------
@@ -591,7 +734,7 @@ def edition_notebook(lang: str, page: Path, published: set[str], labels: dict[st
 
 def edition_markdown(lang: str, page: Path, published: set[str], labels: dict[str, str]) -> str:
     """The edition's Markdown page: its translated sections, in the English order."""
-    tr = {t.id: t.text for t in read_translations(translation_file(lang, page))}
+    tr = {i: t.text for i, t in matched(lang, page)[0].items()}
     parts = [localize_links(tr[u.id], published, labels).strip("\n") for u in english_units(page)]
     return "\n\n".join(parts) + "\n"
 
@@ -606,9 +749,14 @@ def progress_section(lang: str, missing: list[Path]) -> str:
     return f"\n\n(i18n-progress)=\n## {title}\n\n{lead}\n\n{items}\n"
 
 
+LANDING_STUB = {"zh": ("本页（课程简介）的中文译文正在更新。请先阅读"
+                       '<a href="../../book/intro.html">英文版的课程简介</a>；已译完的各章见左侧目录。')}
+
+
 def landing_stub(lang: str) -> str:
-    """The landing page while the intro itself is not translated yet."""
-    return f"# {EDITION_TITLES[lang]}\n"
+    """The landing page while the intro itself is not translated (or not fresh): the title, a
+    pointer to the English intro; the chapters are in the sidebar, the rest in the progress list."""
+    return f"# {EDITION_TITLES[lang]}\n\n{LANDING_STUB[lang]}\n"
 
 
 def edition_config(lang: str) -> str:
@@ -627,6 +775,8 @@ def edition_config(lang: str) -> str:
     conf["html_static_path"] = ["../" + p for p in conf["html_static_path"]]
     conf["language"] = SPHINX_LANGUAGES[lang]
     conf["html_search_language"] = SEARCH_LANGUAGES[lang]
+    if (I18N / f"{lang}-search-words.txt").is_file():   # jieba's user dictionary: the course's terms
+        conf["html_search_options"] = {"dict": f"i18n/{lang}-search-words.txt"}  # (whole words: 反向传播)
     conf.update(CODE_PROMPTS[lang])     # myst-nb's "Show code cell source" toggles
     conf["course_counterpart"] = {"root": "../", "toc": "../_toc.yml", "label": LINK_LABELS["en"],
                                   "lang": HTML_LANGS["en"]}
@@ -937,6 +1087,7 @@ def main(argv: list[str] | None = None) -> int:
         bad += len(probs)
         if a.command == "status":
             n = len(english_units(page))
+            n_ok = n - len({u for u, r in probs if r != "no such English unit any more"})
             kinds = {r: sum(1 for _, x in probs if x == r) for _, r in probs}
             detail = ", ".join(f"{k}: {v}" for k, v in kinds.items()) or "complete"
             if not probs:
@@ -945,7 +1096,7 @@ def main(argv: list[str] | None = None) -> int:
                 detail = f"lint: {n_lint} difference(s), not published" if n_lint else "complete, published"
             else:
                 detail += ", not published"
-            print(f"{page.name:34} {n - len(probs):3}/{n:<3} {detail}")
+            print(f"{page.name:34} {n_ok:3}/{n:<3} {detail}")
         else:
             for uid, reason in probs:
                 print(f"{page.stem} unit {uid}: {reason}")

@@ -34,8 +34,9 @@ chromium. On each page it checks what a reader gets:
     link to the page in the other language (an existing page: the links check covers it).
 
 ``--edition zh`` checks the Chinese edition (zh/_toc.yml, under _build/html/zh/, screenshots in
-_build/screenshots/zh/), with the English site served next to it (the language links cross), and
-first makes sure a CJK font is installed (fc-list :lang=zh), else the screenshots show tofu.
+_build/screenshots/zh/), with the English site served next to it (the language links cross),
+first makes sure a CJK font is installed (fc-list :lang=zh), else the screenshots show tofu, and
+last that its search finds 梯度 and 反向传播 (the index is split into words by jieba).
 
 Screenshots go to _build/screenshots/<page>.png (as loaded, scrolled to the top, nothing
 focused) and <page>--solutions-open.png (every solution and hidden code cell opened).
@@ -84,6 +85,11 @@ WIDTH = 1280
 # edition -> (folder of the site under _build/html, its toc, its _config.yml, <html lang>)
 EDITIONS = {"en": ("", ROOT / "_toc.yml", ROOT / "_config.yml", "en"),
             "zh": ("zh/", ROOT / "zh" / "_toc.yml", ROOT / "zh" / "_config.yml", "zh-CN")}
+
+
+# words the edition's search must find (Sphinx's Chinese splitter is jieba, with the course's terms
+# as its user dictionary, i18n/zh-search-words.txt, so that a whole term such as 反向传播 is a word)
+SEARCH_WORDS = {"zh": ("梯度", "反向传播")}
 
 
 def cjk_font_problem() -> str | None:
@@ -736,6 +742,19 @@ def main(argv=None) -> int:
                 if check.figures_unmarked:
                     notes.append(f"{name}: {check.figures_unmarked} PNG figure(s) without font sizes "
                                  "(not drawn by the build's matplotlib): text size not measured")
+            if args.edition in SEARCH_WORDS and not args.pages:  # the edition's own word splitter (jieba)
+                for word in SEARCH_WORDS[args.edition]:
+                    current["name"] = f"{prefix}search.html?q={word}"
+                    page.goto(f"{base_url}{prefix}search.html?q={word}", wait_until="load", timeout=TIMEOUT_MS)
+                    try:
+                        page.wait_for_function("() => document.querySelectorAll('#search-results li').length > 0",
+                                               timeout=TIMEOUT_MS)
+                    except Exception:
+                        errors.append(f"{prefix}search.html: searching {word!r} finds no page (is jieba installed "
+                                      "for the Chinese search index?)")
+                    else:
+                        print(f"ok   search {word!r}: {page.locator('#search-results li').count()} page(s)",
+                              flush=True)
             ctx.close()
             errors += net_errors + console_errors
     finally:
