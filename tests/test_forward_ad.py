@@ -578,3 +578,23 @@ def test_jacfwd_batches_its_columns_with_vmap():
     xs = x.numpy()
     expected = np.diag(np.cos(xs) * xs.sum()) + np.sin(xs)[:, None]
     np.testing.assert_allclose(jac.numpy(), expected, rtol=1e-12)
+
+
+def test_gradcheck_batched_forward_grad():
+    """check_batched_forward_grad runs the jvp under vmap; a Function whose jvp breaks under a batch fails it."""
+    class Batchable(_Square):
+        generate_vmap_rule = True
+
+    assert gradcheck(Batchable.apply, (_x(),), check_forward_ad=True, check_backward_ad=False,
+                     check_batched_forward_grad=True)
+    assert gradcheck(lambda x: (x.sin() * x).cumsum(0), (_x(),), check_forward_ad=True, check_batched_forward_grad=True)
+
+    class Leaky(Batchable):  # its jvp reads a Python number out of the tangent: vmap cannot batch that
+        @staticmethod
+        def jvp(ctx, t):
+            (x,) = ctx.saved_tensors
+            return 2 * x * t + float(t.sum()) * 0
+
+    with pytest.raises(GradcheckError, match="^While computing batched gradients, got: "):
+        gradcheck(Leaky.apply, (_x(),), check_forward_ad=True, check_backward_ad=False,
+                  check_batched_forward_grad=True)

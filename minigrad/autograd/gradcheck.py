@@ -160,6 +160,8 @@ def gradcheck(fn: Callable, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rt
             forward = forward_jacobian(fn, inputs)
             for k in range(len(numerical)):
                 _check_close(k, numerical[k], forward[k], atol, rtol, forward_mode=True)
+            if check_batched_forward_grad:
+                _check_batched_forward_grad(fn, inputs)
         if not check_backward_ad:
             return True
         if check_batched_grad:
@@ -392,6 +394,44 @@ def forward_jacobian(fn: Callable, inputs: tuple) -> list:
                     if t is not None:
                         jac[k][i][j] = np.asarray(t._data, dtype=np.float64).reshape(-1)
     return jac or []
+
+
+_BATCHED_FWD_HELP = ("\ngradcheck(check_batched_forward_grad=True) ran the jvp under vmap, two random tangents at "
+                     "once, and compared it with two separate jvps. An op (or a custom Function's vmap rule) that "
+                     "vmap cannot batch correctly makes them differ; pass check_batched_forward_grad=False to "
+                     "leave this check out.")
+
+
+def _check_batched_forward_grad(fn: Callable, inputs: tuple) -> None:
+    """The jvp of a batch of tangents (vmap) equals the jvps of its members, for each input."""
+    from .._functorch.vmap import vmap
+    from . import forward_ad as fwAD
+
+    for i, x in enumerate(inputs):
+        if not (isinstance(x, Tensor) and x._rg and x._data.dtype.kind == "f"):
+            continue
+
+        def jvp(tangent, i=i, x=x):
+            with fwAD.dual_level():
+                args = tuple(fwAD.make_dual(x.detach(), tangent) if k == i else
+                             (a.detach() if isinstance(a, Tensor) else a) for k, a in enumerate(inputs))
+                res = []
+                for o in _differentiable_outputs(fn(*args)):
+                    t = fwAD.unpack_dual(o).tangent
+                    res.append(t if t is not None else Tensor._wrap(np.zeros_like(o._data)))
+                return tuple(res)
+
+        rng = np.random.default_rng(i)
+        tangents = [Tensor._wrap(rng.standard_normal(x._data.shape).astype(x._data.dtype)) for _ in range(2)]
+        expected = [np.stack([np.asarray(t._data) for t in shards]) for shards in zip(*(jvp(t) for t in tangents))]
+        try:
+            got = vmap(jvp)(Tensor._wrap(np.stack([t._data for t in tangents])))
+        except RuntimeError as ex:
+            raise GradcheckError(f"While computing batched gradients, got: {ex}\n{_BATCHED_FWD_HELP}") from ex
+        for k, (res, exp) in enumerate(zip(got, expected)):
+            if not np.allclose(np.asarray(res._data), exp):
+                raise GradcheckError(f"For output {k} and input {i}:\n{_BATCHED_FWD_HELP}\n\nGot:\n{_fmt(res._data)}"
+                                     f"\n\nExpected:\n{_fmt(exp)}")
 
 
 def _check_close(k: int, num_row: list, ana_row: list, atol: float, rtol: float, forward_mode: bool = False) -> None:
