@@ -598,3 +598,15 @@ def test_gradcheck_batched_forward_grad():
     with pytest.raises(GradcheckError, match="^While computing batched gradients, got: "):
         gradcheck(Leaky.apply, (_x(),), check_forward_ad=True, check_backward_ad=False,
                   check_batched_forward_grad=True)
+
+
+def test_reverse_over_forward_through_an_inplace_op():
+    p = minigrad.tensor([1.0, 2.0, 3.0], dtype=minigrad.float64, requires_grad=True)
+    v = minigrad.tensor([1.0, 1.0, 2.0], dtype=minigrad.float64)
+    with fwAD_mg.dual_level():
+        x = fwAD_mg.make_dual(p, v)
+        y = x * 1
+        y.mul_(x)  # y = x^2, in place: its tangent 2 x v must stay a function of p
+        directional = fwAD_mg.unpack_dual(y).tangent.sum()
+    (g,) = minigrad.autograd.grad(directional, p)
+    np.testing.assert_allclose(g.numpy(), 2 * v.numpy())

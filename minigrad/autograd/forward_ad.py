@@ -467,6 +467,8 @@ def run_inplace(a: Tensor, fn_cls, args: tuple, what: str) -> Tensor:
         with _paused():
             return _run_inplace(a, fn_cls, args, what)
     probe = Tensor._wrap(a._data.copy())
+    # on a's place in the graph, as _run_inplace's snapshot: the tangent stays differentiable (reverse-over-forward)
+    probe.grad_fn, probe._output_nr, probe._rg = a.grad_fn, a._output_nr, a._rg
     if ta is not None:
         _set_tangent(probe, ta)
     out = fn_cls.apply(probe, *args)
