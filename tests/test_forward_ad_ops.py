@@ -163,3 +163,31 @@ def test_an_op_without_jvp_raises_pytorchs_error():
         with pytest.raises(NotImplementedError, match="^Trying to use forward AD with scatter that does not support "
                                                       "it because it has not been implemented yet."):
             x.scatter(0, minigrad.tensor([0, 1, 2]), x, reduce="add")
+
+
+@pytest.mark.parametrize("row", _row_params(lambda r: r.grad and any(g for _, g in make_data(r.kinds, 0))))
+def test_tangents_are_differentiable(row):
+    """d/dt <J t, w> = J^T w: the tangent, differentiated by reverse mode with respect to the input tangent,
+    gives backward's vector-Jacobian product (every rule builds its tangent from recorded minigrad ops)."""
+    fwAD = minigrad.autograd.forward_ad
+    data = make_data(row.kinds, seed=3)
+    rng = np.random.default_rng(7)
+    ins = [to_lib(minigrad, a, g) for a, g in data]
+    tangents = [minigrad.tensor(rng.standard_normal(a.shape), requires_grad=True) if g else None for a, g in data]
+    with fwAD.dual_level():
+        duals = [fwAD.make_dual(x, t) if t is not None else x for x, t in zip(ins, tangents)]
+        out = _first(row.fn(minigrad, *duals))
+        tangent = fwAD.unpack_dual(out).tangent
+    w = minigrad.tensor(rng.standard_normal(tuple(out.shape)))
+    ts = [t for t in tangents if t is not None]
+    if tangent is None or not tangent.requires_grad:
+        got = [np.zeros(t.shape) for t in ts]
+    else:
+        got = [g.numpy() if g is not None else np.zeros(t.shape)
+               for g, t in zip(minigrad.autograd.grad((tangent * w).sum(), ts, allow_unused=True), ts)]
+    xs = [x for x, t in zip(ins, tangents) if t is not None]
+    out2 = _first(row.fn(minigrad, *ins))
+    expected = [g.numpy() if g is not None else np.zeros(x.shape)
+                for g, x in zip(minigrad.autograd.grad((out2 * w).sum(), xs, allow_unused=True), xs)]
+    for a, b in zip(got, expected):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-11)
