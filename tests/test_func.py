@@ -426,3 +426,15 @@ def test_functional_call_tied_weights(T):
     np.testing.assert_allclose(_np(T.func.functional_call(m, {"a.weight": w}, (x,))), [[4.0, 4.0]])
     untied = _np(T.func.functional_call(m, {"a.weight": w}, (x,), tie_weights=False))
     np.testing.assert_allclose(untied, _np(m.b(T.ones(1, 2) @ w.t())), rtol=1e-6)
+
+
+def test_jacrev_rows_by_vmap_any_chunk_size():
+    x = minigrad.tensor(X)
+    fn = lambda a: ((a[:, None] * a[None, :]).tanh(), a.exp().sum())  # noqa: E731
+    full = minigrad.func.jacrev(fn)(x)
+    for chunk in (1, 3, 100):
+        part = minigrad.func.jacrev(fn, chunk_size=chunk)(x)
+        for a, b in zip(full, part):
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
+    np.testing.assert_allclose(full[1].numpy(), np.exp(X), rtol=1e-6)
+    assert tuple(full[0].shape) == (4, 4, 4)

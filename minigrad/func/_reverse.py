@@ -12,6 +12,7 @@ detached: outside, it looks like any tensor that was computed without autograd.
 from __future__ import annotations
 
 import functools
+import warnings
 from typing import Any, Callable
 
 import numpy as np
@@ -266,8 +267,9 @@ def jacrev(func: Callable, argnums: int | tuple = 0, *, has_aux: bool = False,
 
     Each output tensor ``o`` and differentiated input ``x`` give a block of shape
     ``o.shape + x.shape``, nested as output structure, then input structure (as PyTorch's).
-    The rows come from one vector-Jacobian product per output element (a loop over the standard
-    basis, ``chunk_size`` rows at a time makes no difference here).
+    The rows are the vector-Jacobian products of the standard basis of the outputs, all at once
+    under vmap (``chunk_size`` rows at a time); an op without a batching rule falls back, with a
+    warning, to one product per row.
     """
     if not (chunk_size is None or chunk_size > 0):
         raise ValueError("jacrev: `chunk_size` should be greater than 0.")
@@ -278,29 +280,13 @@ def jacrev(func: Callable, argnums: int | tuple = 0, *, has_aux: bool = False,
         nums = _check_argnums(argnums, len(args))
         _, vjp_fn, aux, inputs, flat_out, out_spec = _vjp(func, args, nums, has_aux, api="jacrev")
         sizes = [o.numel() for o in flat_out]
-        rows: list[list] = [[] for _ in inputs.flat]
-        zeros = [Tensor._wrap(np.zeros_like(o._data)) for o in flat_out]
-        for j, o in enumerate(flat_out):  # the standard basis of the outputs, one element at a time
-            for i in range(sizes[j]):
-                onehot = np.zeros(sizes[j], o._data.dtype)
-                onehot[i] = 1
-                cot = list(zeros)
-                cot[j] = Tensor._wrap(onehot.reshape(o._data.shape))
-                grads, _ = tree_flatten(vjp_fn(tree_unflatten(cot, out_spec)))
-                for r, g in zip(rows, grads):
-                    r.append(g)
-        from .._ops import stack
-
+        rows = _basis_vjps(vjp_fn, flat_out, out_spec, sizes, len(inputs.flat), chunk_size)
         blocks = []  # per output, per input
         starts = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
         for j, o in enumerate(flat_out):
             per_input = []
             for x, r in zip(inputs.flat, rows):
-                part = r[starts[j]:starts[j + 1]]
-                if part:
-                    block = stack(part).reshape(tuple(o.shape) + tuple(x.shape))
-                else:
-                    block = Tensor._wrap(np.zeros(tuple(o.shape) + tuple(x.shape), x._data.dtype))
+                block = r[int(starts[j]):int(starts[j + 1])].reshape(tuple(o.shape) + tuple(x.shape))
                 per_input.append(inputs.leave(block))
             blocks.append(tree_unflatten(per_input, inputs.spec))
         jac = tree_unflatten(blocks, out_spec)
@@ -309,6 +295,40 @@ def jacrev(func: Callable, argnums: int | tuple = 0, *, has_aux: bool = False,
         return jac
 
     return wrapper
+
+
+def _basis_vjps(vjp_fn: Callable, flat_out: list, out_spec, sizes: list, n_inputs: int,
+                chunk_size: int | None) -> list:
+    """Per differentiated input, the tensor of shape (total output elements, *input.shape) of v^T J rows."""
+    from .._ops import stack
+
+    total = int(sum(sizes))
+    # cotangent j: rows starts[j]..starts[j+1] of an identity of size total, reshaped as output j
+    eye = np.eye(total, dtype=np.result_type(*[o._data.dtype for o in flat_out])) if total else None
+    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+    if total == 0:
+        raise RuntimeError("jacrev: the function's outputs have no elements")
+    basis = [Tensor._wrap(eye[:, starts[j]:starts[j + 1]].astype(o._data.dtype).reshape((total,) + tuple(o.shape)))
+             for j, o in enumerate(flat_out)]
+    try:
+        from .._functorch.vmap import vmap
+    except ImportError:
+        vmap = None
+    if vmap is not None:
+        try:
+            rows = vmap(lambda *cots: vjp_fn(tree_unflatten(list(cots), out_spec)), chunk_size=chunk_size)(*basis)
+            return tree_flatten(rows)[0]
+        except RuntimeError as e:
+            if "no batching rule" not in str(e):
+                raise
+            warnings.warn(f"jacrev: one vector-Jacobian product per row, as vmap cannot batch this function ({e})",
+                          stacklevel=3)
+    rows: list[list] = [[] for _ in range(n_inputs)]
+    for k in range(total):  # the standard basis, one row at a time
+        grads, _ = tree_flatten(vjp_fn(tree_unflatten([b[k] for b in basis], out_spec)))
+        for r, g in zip(rows, grads):
+            r.append(g)
+    return [stack(r) for r in rows]
 
 
 def hessian(func: Callable, argnums: int | tuple = 0) -> Callable:
