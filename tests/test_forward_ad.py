@@ -610,3 +610,19 @@ def test_reverse_over_forward_through_an_inplace_op():
         directional = fwAD_mg.unpack_dual(y).tangent.sum()
     (g,) = minigrad.autograd.grad(directional, p)
     np.testing.assert_allclose(g.numpy(), 2 * v.numpy())
+
+
+@LIBS
+def test_nested_forward_transforms(T):
+    """jacfwd(jacfwd(f)) and jvp of jvp (minigrad: the inner jvp by reverse mode inside the outer dual level)."""
+    F = _func(T)
+    x = T.tensor([0.1, 0.5, -0.3], dtype=T.float64)
+    v = T.tensor([1.0, 2.0, 3.0], dtype=T.float64)
+
+    def f(x):
+        return (x.sin() * x.exp()).sum() * x
+
+    np.testing.assert_allclose(F.jacfwd(F.jacfwd(f))(x).detach().numpy(),
+                               F.jacrev(F.jacrev(f))(x).detach().numpy(), rtol=1e-12, atol=1e-14)
+    inner = lambda y: F.jvp(lambda z: (z ** 3).sum(), (y,), (v,))[1]  # noqa: E731  (3 sum(z^2 v))
+    np.testing.assert_allclose(F.jvp(inner, (x,), (v,))[1].detach().numpy(), 6 * (x * v * v).sum().numpy())

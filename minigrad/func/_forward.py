@@ -7,7 +7,8 @@ the whole Jacobian from one such pass per input element (a basis tangent each): 
 choice over jacrev when there are fewer inputs than outputs.
 
 minigrad has one dual level at a time (as torch.autograd.forward_ad), so a jvp inside a jvp
-(jacfwd of jacfwd) is refused; forward-over-reverse (jacfwd of jacrev, hessian) works.
+(jacfwd of jacfwd) computes the inner one by reverse mode (the double-vjp trick, recorded, so the
+outer level's tangents flow through it); forward-over-reverse (jacfwd of jacrev, hessian) is direct.
 """
 from __future__ import annotations
 
@@ -70,6 +71,37 @@ def _spec_text(spec, indent: int = 0) -> str:
     return f"TreeSpec({name}, {context}, [{sep.join(_spec_text(c, indent + 2) for c in spec.children)}])"
 
 
+def _nested_jvp(func: Callable, p_leaves: list, p_spec, t_leaves: list, has_aux: bool):
+    """A jvp inside another (jacfwd(jacfwd(f)), jvp of jvp), by reverse mode: minigrad has one dual level,
+    which the outer transform holds. J t = d/du <J^T u, t> (the double-vjp trick: J^T u is linear in u),
+    everything recorded (create_graph), so the outer level's tangents flow through both backwards."""
+    from ..autograd.engine import grad as _grad
+    from ..autograd.grad_mode import enable_grad
+
+    with enable_grad(), transform("jvp"):
+        xs = [p.view_as(p) if p._rg else p.view_as(p).requires_grad_(True) for p in p_leaves]  # keep outer tangents
+        out = func(*tree_unflatten(xs, p_spec))
+        out, aux = _split_aux(out, has_aux, _PREFIX)
+        o_leaves, o_spec = _outputs(out, _PREFIX)
+        live = [o for o in o_leaves if o._rg]
+        us = [Tensor._wrap(np.ones_like(o._data)).requires_grad_(True) for o in live]
+        tangents_out = {}
+        if live:
+            vjps = _grad(live, xs, us, create_graph=True, allow_unused=True)
+            total = None
+            for g, t in zip(vjps, t_leaves):
+                if g is not None:
+                    term = (g * t).sum()
+                    total = term if total is None else total + term
+            if total is not None and total._rg:
+                found = _grad(total, us, create_graph=True, allow_unused=True)
+                tangents_out = {id(o): f for o, f in zip(live, found) if f is not None}
+    tans = [tangents_out.get(id(o)) if id(o) in tangents_out else Tensor._wrap(np.zeros_like(o._data))
+            for o in o_leaves]
+    result = (tree_unflatten(list(o_leaves), o_spec), tree_unflatten(tans, o_spec))
+    return result + (aux,) if has_aux else result
+
+
 def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False, has_aux: bool = False):
     """``(func(*primals), J tangents)`` (and ``aux`` with has_aux), by one dual forward pass."""
     if not isinstance(primals, tuple):
@@ -84,10 +116,8 @@ def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False, ha
         raise RuntimeError(f"{_PREFIX}Expected primals to contain at least one Tensor.")
     _check_tree_of_tensors(p_leaves, "primals")
     _check_tree_of_tensors(t_leaves, "tangents")
-    if fwAD._current_level >= 0:
-        raise RuntimeError("Nested forward mode AD is not supported at the moment\nminigrad.func.jvp: minigrad "
-                           "has one dual level at a time, so jvp (or jacfwd) cannot run inside another; use "
-                           "jacfwd(jacrev(f)) or jacrev for the outer derivative.")
+    if fwAD._current_level >= 0:  # inside another jvp / jacfwd: the one dual level is taken
+        return _nested_jvp(func, p_leaves, p_spec, t_leaves, has_aux)
     with fwAD.dual_level(), transform("jvp"):
         duals = [fwAD.make_dual(p, t) for p, t in zip(p_leaves, t_leaves)]
         out = func(*tree_unflatten(duals, p_spec))
