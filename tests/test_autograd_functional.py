@@ -85,6 +85,8 @@ def _cases(T):
         "jacobian tuple in": lambda: AF_(T).jacobian(lambda a, b: a * b, (x, y)),
         "jacobian both": lambda: AF_(T).jacobian(two, (x, y)),
         "jacobian vectorize": lambda: AF_(T).jacobian(two, (x, y), vectorize=True),
+        "jacobian vectorize create_graph": lambda: AF_(T).jacobian(f, x, create_graph=True, vectorize=True),
+        "hessian vectorize": lambda: AF_(T).hessian(s2, (x, y), vectorize=True),
         "jacobian forward": lambda: AF_(T).jacobian(two, (x, y), vectorize=True, strategy="forward-mode"),
         "jacobian create_graph": lambda: AF_(T).jacobian(f, x, create_graph=True),
         "jacobian unused": lambda: AF_(T).jacobian(lambda a, b: a.exp(), (x, y)),
@@ -179,3 +181,19 @@ def test_strict_errors_without_torch():
         AF.vjp(lambda a, b: a * 2, (x, x), x, strict=True)
     with pytest.raises(TypeError, match="must be either a Tensor or a tuple of Tensors"):
         AF.jacobian(lambda a: a, [x])
+
+
+def test_vectorize_batches_the_rows_with_vmap(monkeypatch):
+    calls = []
+    real = AF._jacobian_rows_by_vmap
+
+    def spy(*args):
+        res = real(*args)
+        calls.append(res is not None)  # True: vmap batched the rows (no per-row fallback)
+        return res
+
+    monkeypatch.setattr(AF, "_jacobian_rows_by_vmap", spy)
+    x = minigrad.tensor(X)
+    j = AF.jacobian(_f(minigrad), x, vectorize=True)
+    assert calls == [True]
+    np.testing.assert_allclose(j.numpy(), AF.jacobian(_f(minigrad), x).numpy(), rtol=1e-12, atol=1e-15)

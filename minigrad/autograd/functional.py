@@ -223,6 +223,10 @@ def jacobian(func: Callable, inputs: Any, create_graph: bool = False, strict: bo
                                "supported together. Please either set `strict=False` or `vectorize=False`.")
         from .._ops import stack
 
+        if vectorize:
+            jac = _jacobian_rows_by_vmap(outs, ins, create_graph)
+            if jac is not None:
+                return _unpack(_finish(jac, create_graph), (out_tuple, in_tuple))
         jac = []
         for i, o in enumerate(outs):
             rows: list[list] = [[] for _ in ins]
@@ -243,6 +247,34 @@ def jacobian(func: Callable, inputs: Any, create_graph: bool = False, strict: bo
                 (stack(r) if r else Tensor._wrap(np.zeros((0,) + tuple(x.shape), x._data.dtype)))
                 .reshape(tuple(o.shape) + tuple(x.shape)) for r, x in zip(rows, ins)))
         return _unpack(_finish(tuple(jac), create_graph), (out_tuple, in_tuple))
+
+
+def _jacobian_rows_by_vmap(outs: tuple, ins: tuple, create_graph: bool) -> tuple | None:
+    """vectorize=True: every row v^T J at once, vmap over the standard basis of the flattened outputs
+    (PyTorch batches autograd.grad the same way). None where vmap cannot batch the backward."""
+    from .._functorch.vmap import vmap
+
+    sizes = [o.numel() for o in outs]
+    total = int(np.sum(sizes))
+    if total == 0:
+        return None
+    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+    eye = np.eye(total)
+    basis = [Tensor._wrap(eye[:, starts[i]:starts[i + 1]].astype(o._data.dtype)) for i, o in enumerate(outs)]
+    flat_outs = tuple(o.reshape(-1) for o in outs)
+
+    def rows(*cots):
+        got = _grad(flat_outs, ins, cots, create_graph=create_graph, retain_graph=True)
+        return tuple(Tensor._wrap(np.zeros_like(x._data)) if g is None else g for g, x in zip(got, ins))
+
+    try:
+        per_input = vmap(rows)(*basis)
+    except RuntimeError as e:
+        if "no batching rule" not in str(e):
+            raise
+        return None
+    return tuple(tuple(r[int(starts[i]):int(starts[i + 1])].reshape(tuple(o.shape) + tuple(x.shape))
+                       for r, x in zip(per_input, ins)) for i, o in enumerate(outs))
 
 
 def _jacobian_forward(func: Callable, inputs: Any, strict: bool, vectorize: bool):
