@@ -3,8 +3,9 @@
 Builds a seeded class from the book's own chapters (the student edition of each chapter, filled
 four ways: the reference solutions, the untouched stubs, half the exercises solved, and the
 reference with one exercise broken), grades it with the real grader (bubblewrap sandbox, judge
-outside, cgroups where available), and prints the rate, the wall time and the time per
-notebook by chapter and by kind, from the `seconds` each row records.
+outside, cgroups where available), and prints the rate, the wall time, the time per notebook
+by chapter and by kind (the `seconds` each row records), and the time per phase: the sandbox,
+the kernel's start, the cells, the checks, the gradebook.
 
     python3 benchmarks/grading.py                         # 8 students x chapters 1-5 = 40 notebooks
     python3 benchmarks/grading.py --students 200          # issue 27's class: 1,000 notebooks
@@ -104,9 +105,10 @@ def main() -> None:
         kinds = build_class(tmp / "subs", chapters, args.students, args.seed)
         built = time.monotonic() - t0
         t0 = time.monotonic()
+        timings: list = []
         try:
             rows = grade(tmp / "subs", tmp / "out", source=ROOT, timeout=args.timeout, jobs=args.jobs,
-                         chapters=chapters, sandbox=not args.no_sandbox, log=lambda *a: None)
+                         chapters=chapters, sandbox=not args.no_sandbox, log=lambda *a: None, timings=timings)
         except GradingIncomplete as e:
             print(f"not graded: {e}")
             rows = e.rows
@@ -131,6 +133,30 @@ def main() -> None:
     print("by kind of submission:")
     for kind, v in by_kind.items():
         print(f"  {kind:34s} {statistics.median(v):6.1f} {max(v):6.1f}")
+    print_phases(timings, wall, args.jobs)
+
+
+PHASES = (("sandbox", "sandbox: bubblewrap, cgroup, the runner's and the judge's start (outside the runner)"),
+          ("setup", "runner setup: spec, files, the first worker started"),
+          ("kernel", "kernel start and stop"),
+          ("cells", "cells executed"),
+          ("checks", "checks: values read, worker, judge"))
+
+
+def print_phases(timings: list, wall: float, jobs: int) -> None:
+    """Where a notebook's time goes: each phase's mean per notebook, and its share of all of them."""
+    nbs = [t for t in timings if "wall" in t]
+    book = sum(t.get("gradebook", 0.0) for t in timings)
+    if not nbs:
+        return
+    total = sum(t["wall"] for t in nbs)
+    print(f"time per phase (mean s per notebook; share of the {total:.0f} s the {len(nbs)} notebooks took, "
+          f"{jobs} at a time):")
+    for key, what in PHASES:
+        v = sum(t[key] for t in nbs)
+        print(f"  {what:78s} {v / len(nbs):6.2f} {v / total * 100:5.1f} %")
+    print(f"  {'gradebook: grades.*, LMS files, histogram, report.html (once, after the notebooks)':78s} "
+          f"{book:6.2f} s in all ({book / wall * 100:.1f} % of the wall time)")
 
 
 if __name__ == "__main__":

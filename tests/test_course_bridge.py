@@ -857,3 +857,87 @@ def test_a_blocking_read_of_fd_0_is_a_timeout_not_a_pass():
         proc.kill()
         proc.wait()
     assert not there.passed and judge.broken and "did not answer" in judge.broken
+
+
+# ------------------------------------------------ issue 22, what was left (the hostile suite's a30, a31)
+def _ch09_load(code: str) -> list:
+    """The load list of a chapter-9 answer: the chapter's engine cells (the catalogue's prelude), then it."""
+    import re
+
+    import nbformat
+
+    nb = nbformat.read(_root() / "book" / "09_inside_the_engine.ipynb", as_version=4)
+    prelude = exercise_catalogue.load()[9].PRELUDE_CELLS
+    first = next(i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and re.search(r"^#{2}\s+\S", c.source, re.M))
+    cells = [c.source for i, c in enumerate(nb.cells) if c.cell_type == "code" and (i < first or c.get("id") in prelude)]
+    src = "\n\n".join(s for s in cells if not s.lstrip().startswith(("%", "!"))) + "\n\n" + code + "\n"
+    from minigrad.course import _extract
+
+    stmts = [i for i, s in enumerate(ast.parse(src).body) if not _extract.vet(s)]
+    return [{"source": src, "filename": FILENAME, "stmts": stmts, "label": "In [7]"}]
+
+
+def test_a30_a_structure_requirement_is_read_from_the_source_not_from_what_the_code_shows():
+    """ch09-ex1: a Div that keeps a and b as ctx attributes (no save_for_backward) and raises the
+    engine's in-place error itself, so that every observation looks right. Graded, the judge reads
+    forward's source: 0. (In the sandbox, before, it passed.)"""
+    code = ("class Div(Function):\n    @staticmethod\n    def forward(ctx, a, b):\n"
+            "        ctx.a, ctx.b, ctx.vb = a, b, b._version\n        return a.data / b.data\n\n"
+            "    @staticmethod\n    def backward(ctx, grad_output):\n"
+            "        if ctx.b._version != ctx.vb:\n"
+            "            raise RuntimeError('one of the variables needed for gradient computation has been "
+            "modified by an inplace operation')\n"
+            "        return grad_output / ctx.b.data, -grad_output * ctx.a.data / ctx.b.data ** 2\n")
+    load = _ch09_load(code)
+    ns, err = _worker.load_namespace(load, {})
+    assert err is None, err
+    assert run_check("ch09-ex1", ns["Div"], Tensor=ns["Tensor"]).passed  # every observation is right
+    judge = _bridge.Bridge()
+    _bridge.local_pair(judge, _worker.make_worker(load, {}))
+    _structure.set_sources(load)
+    try:
+        there = run_check("ch09-ex1", judge.lookup("Div"), Tensor=judge.lookup("Tensor"))
+    finally:
+        _structure.set_sources(None)
+    assert not there.passed and "never calls ctx.save_for_backward" in " ".join(there.message.split())
+
+
+class _StubIsolation:
+    """What runner.Checker needs of the sandbox, for a worker command of the test's choice."""
+
+    nested, workdir = False, "/tmp"
+
+    def __init__(self, command):
+        self.command = command
+
+    def checker_command(self, module):
+        return self.command
+
+    def env(self, extra=None):
+        return {**os.environ, "PYTHONPATH": str(_root()), **(extra or {})}
+
+    def limits(self, cpu_s):
+        return None
+
+    def kill(self, proc):
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+
+
+def test_a31_a_worker_that_dies_before_any_student_code_ran_is_not_graded():
+    """The worker's ready frame comes before it reads the student's definitions: a worker that stops
+    before it (a broken environment, a sandbox that could not start it) gives "not graded", not 0."""
+    from minigrad.course import _runner
+
+    dead = _runner.Checker(_StubIsolation([sys.executable, "-c", "import sys; sys.exit(3)"]), 30)
+    try:
+        why = dead.wait_ready(30)
+    finally:
+        dead.close()
+    assert why and "stopped before it started (exit status 3)" in why
+    alive = _runner.Checker(_StubIsolation([sys.executable, "-m", "minigrad.course._worker"]), 30)
+    try:
+        assert alive.wait_ready(120) is None  # then the student's definitions: from here, a death is theirs
+    finally:
+        alive.close()

@@ -235,10 +235,24 @@ def attacks(ctx: dict) -> dict:
         # issue 22, 3 and 4: a forged reply from the student's own forward, the hidden tests read from stdin
         "a26-forge": "",
         "a27-exfil": "",
+        # issue 22, what was left: answers tabulated for the public seeds' inputs; a worker killed by
+        # the student's own code while it runs (the student's, never "not graded")
+        "a28-table": "",
+        "a29-exit": "",
         # beyond the issue: code that the checker runs, trying to fool it
         "a21-eq": "",
         "a22-patch": "",
     }
+
+
+def _public_inputs() -> list:
+    """The values of the check's inputs drawn from its public seeds, and the hidden test's."""
+    import numpy as np
+
+    from minigrad.course.diagnose import make_inputs
+
+    vals = {round(float(v), 6) for s in (0, 1) for a in make_inputs([(3, 4)], seed=s) for v in np.ravel(a)}
+    return sorted(vals | {2.0, -1.0})
 
 
 def _class(tmp: Path, port: int) -> dict:
@@ -299,7 +313,20 @@ def _class(tmp: Path, port: int) -> dict:
         "            except OSError:\n                pass\n"
         "        ctx.save_for_backward(x)\n        return x * x * x\n\n    @staticmethod\n"
         "    def backward(ctx, g):\n        (x,) = ctx.saved_tensors\n        return g * 3 * x * x\n")
-    cubes = {"a09-r6-hooks": cube_leak, "a10-r6-frames": cube_frames, "a21-eq": cube_eq, "a22-patch": cube_patch,
+    # answers for the inputs the published check draws from its public seeds (0 and 1), and for the
+    # hidden test's (as if leaked from an earlier year): x**3 there, the identity everywhere else
+    cube_table = (
+        "import numpy as np\n\n_TABLE = np.array(" + repr(_public_inputs()) + ")\n\n"
+        "def _known(t):\n    a = np.asarray(t.detach().numpy(), dtype=np.float64).ravel()\n"
+        "    return bool(np.all(np.min(np.abs(a[:, None] - _TABLE[None, :]), axis=1) < 1e-3))\n\n"
+        "class Cube(Function):\n    @staticmethod\n    def forward(ctx, x):\n        ctx.save_for_backward(x)\n"
+        "        return x * x * x if _known(x) else x * 1.0\n\n    @staticmethod\n"
+        "    def backward(ctx, grad_output):\n        (x,) = ctx.saved_tensors\n"
+        "        return grad_output * 3 * x * x if _known(x) else grad_output * 1.0\n")
+    cube_exit = (
+        "import random\n\nclass Cube(Function):\n    @staticmethod\n    def forward(ctx, x):\n"
+        "        random._os._exit(0)\n\n    @staticmethod\n    def backward(ctx, g):\n        return g\n")
+    cubes = {"a28-table": cube_table, "a29-exit": cube_exit, "a09-r6-hooks": cube_leak, "a10-r6-frames": cube_frames, "a21-eq": cube_eq, "a22-patch": cube_patch,
              "a26-forge": cube_forge, "a27-exfil": cube_exfil}
     notebooks = {"perfect": good, "zz-stub-victim": student}
     for name, code in attacks(ctx).items():
@@ -557,3 +584,21 @@ def test_reproducer_4_the_hidden_tests_never_enter_the_sandbox(hostile):
     assert not re.search(r"line \d{3,} of In \[4\]", text), text[:2000]
     for leak in LEAKS:
         assert leak not in text
+
+
+# ------------------------------------- issue 22, what was left: fresh inputs, and whose a death is
+def test_a28_a_table_of_the_public_seeds_inputs_gives_nothing(hostile):
+    """Right answers only for the inputs the published check draws from its public seeds: the judge
+    draws the run's own inputs (grades.json records the seed), so the check fails."""
+    seed = json.loads((hostile["out"] / "grades.json").read_text())["run"]["seed"]
+    assert isinstance(seed, int)
+    assert _pts(hostile, "a28-table")[0] < 2, _fb(hostile, "a28-table")
+    assert "✗" in _fb(hostile, "a28-table")
+    assert _pts(hostile, "a28-zvictim") == [2, 3, 1]
+
+
+def test_a29_a_worker_the_students_code_kills_is_the_students_zero(hostile):
+    """The worker exits inside the student's forward: 0 points, not "not graded" (student code ran)."""
+    row = hostile["got"][("a29-exit", "ch99-ex1")]
+    assert row["points"] == 0 and not row.get("not_graded") and not row["feedback"].startswith("not graded")
+    assert _pts(hostile, "a29-zvictim") == [2, 3, 1]

@@ -238,7 +238,7 @@ def main(argv: list[str] | None = None) -> None:
                     transport.io.timeout = None
                     transport.deadline = None
                     transport.io.write({"relay": "end"})
-            elif kind in ("exercise", "runner-error", "done"):
+            elif kind in ("exercise", "runner-error", "phases", "done"):
                 emit(msg)
                 if kind == "done":
                     break

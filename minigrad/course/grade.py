@@ -49,6 +49,7 @@ from . import sandbox as _sandbox
 from . import submissions as submissions_mod
 from ._extract import bound_names, python_source
 from . import _i18n
+from . import _skip
 from ._judge import IN_SANDBOX
 from ._runner import needed_for
 from ._wire import write_message
@@ -82,6 +83,7 @@ class SourceNotebook:
     name: str
     exercises: list  # dicts: id, title, max_points, check_source, hidden_source, answers
     instructor_imports: list = field(default_factory=list)  # the instructor notebook's import statements
+    skip: list = field(default_factory=list)  # digests of the cells grading need not run (_skip.py)
 
 
 def _course_dir() -> Path:
@@ -160,7 +162,8 @@ def load_sources(root: Path) -> list[SourceNotebook]:
                 "hidden_source": ex.hidden_source(nb) or "", "answers": sorted(answers),
             })
         if exs:
-            out.append(SourceNotebook(path.name, exs, _instructor_imports(nb)))
+            skip, _ = _skip.skippable(nb.cells)
+            out.append(SourceNotebook(path.name, exs, _instructor_imports(nb), sorted(skip)))
     return out
 
 
@@ -511,7 +514,7 @@ class Launcher:
 
 def grade(submissions, out, *, source=None, timeout: float = 120, memory_mb: int = 2048, jobs: int = 2,
           chapters=None, assignment=None, roster=None, lms_column=None, log=print,
-          sandbox: bool = True, shard=None, seed: int | None = None) -> list[dict]:
+          sandbox: bool = True, shard=None, seed: int | None = None, timings: list | None = None) -> list[dict]:
     """Grade every student's notebooks; returns the gradebook rows (also written into ``out``).
 
     ``chapters`` (a list of chapter numbers) or ``assignment`` (an ``assignment.json``) restrict the
@@ -521,6 +524,9 @@ def grade(submissions, out, *, source=None, timeout: float = 120, memory_mb: int
     ``shard`` (a ``shard.Shard``): grade only that shard's students into a partial gradebook (shard.py).
     ``seed``: the seed of the checks' random inputs (default: one derived from the submissions' bytes,
     so that every shard of a class uses the same one; recorded in grades.json as ``run.seed``).
+    ``timings``: a list that gets, per notebook, the seconds of each phase (``sandbox``: the job's
+    wall time outside the runner; the runner's ``setup``, ``kernel`` start and stop, ``cells``,
+    ``checks``), then ``{"gradebook": seconds}`` (benchmarks/grading.py prints them).
     Raises SandboxUnavailable when bubblewrap is missing, RuntimeError when another run holds ``out``,
     and GradingInterrupted on SIGTERM/SIGINT (nothing is written then).
     """
@@ -543,10 +549,11 @@ def grade(submissions, out, *, source=None, timeout: float = 120, memory_mb: int
         try:
             rows, found, early, seed = _grade_locked(subs, root, sources, chosen, iso, timeout=timeout,
                                                      memory_mb=memory_mb, jobs=jobs, log=log, shard=shard,
-                                                     seed=seed)
+                                                     seed=seed, timings=timings)
         finally:
             iso.cleanup()
         signals.finishing = True
+        t_book = time.monotonic()
         failed = [r for r in rows if r.get("not_graded")]
         notes = list(found.log)
         notes += not_graded_notes(failed, early)
@@ -563,6 +570,8 @@ def grade(submissions, out, *, source=None, timeout: float = 120, memory_mb: int
                                       lms=not early)
     log(summary_table(rows))
     write_figures(out, rows, run, log=log)
+    if timings is not None:
+        timings.append({"gradebook": time.monotonic() - t_book})
     if failed:
         raise GradingIncomplete(early or _first_reason(failed), rows, stopped_early=bool(early))
     return rows
@@ -611,7 +620,7 @@ class GradingIncomplete(RuntimeError):
 
 
 def _grade_locked(subs: Path, root: Path, sources: list, chosen, iso: Launcher, *, timeout, memory_mb, jobs,
-                  log, shard=None, seed=None) -> tuple[list, "submissions_mod.Scan", str, int]:
+                  log, shard=None, seed=None, timings=None) -> tuple[list, "submissions_mod.Scan", str, int]:
     # the book's checks travel with the package's, as text, through the same pipe
     bundle = course_bundle(_extra_dirs()) + custom.bundle(root)
     before = _tree_hash(subs)
@@ -661,6 +670,7 @@ def _grade_locked(subs: Path, root: Path, sources: list, chosen, iso: Launcher, 
         spec = {**iso.job_spec(job["index"]), "notebook": nbname, "language": language,
                 "timeout": float(timeout), "memory_mb": int(memory_mb),
                 "course_dir": str(_course_dir()), "instructor_imports": src.instructor_imports,
+                "skip": src.skip,
                 "exercises": [runner_exercise(ex, src.instructor_imports) for ex in src.exercises]}
         if any(ex["id"] in IN_SANDBOX for ex in src.exercises):
             spec["bundle"] = bundle
@@ -680,8 +690,15 @@ def _grade_locked(subs: Path, root: Path, sources: list, chosen, iso: Launcher, 
                 group.kill_and_remove()
             slots.put(slot)
         rows = _rows_from_events(s, nbname, src, events)
+        wall = time.monotonic() - t0
         for r in rows:
-            r["seconds"] = round(time.monotonic() - t0, 2)
+            r["seconds"] = round(wall, 2)
+        if timings is not None:
+            ph = next((e for e in events if e.get("event") == "phases"), {})
+            with lock:
+                timings.append({"student": s, "notebook": nbname, "wall": wall,
+                                "sandbox": max(0.0, wall - float(ph.get("total", 0.0))),
+                                **{k: float(ph.get(k, 0.0)) for k in ("setup", "kernel", "cells", "checks", "skipped")}})
         if running.stopping.is_set() and any(r.get("not_graded") for r in rows):
             return  # stopped by the run (early stop or a signal): said once, below
         with lock:
