@@ -340,7 +340,7 @@ def _not_writable(a: Tensor, what: str) -> RuntimeError:
 def _run_inplace(a: Tensor, fn_cls, args: tuple, what: str) -> Tensor:
     """Run ``fn_cls`` out of place, then write the result into ``a`` and move ``a`` onto the new node."""
     if _FWD_ACTIVE:  # a forward-AD dual level is active: the tangent follows the write (forward_ad.py)
-        return _forward_ad.run_inplace(a, fn_cls, args, what)
+        return _forward_ad._apply_inplace(a, fn_cls, args, what)
     if not a._data.flags.writeable:
         raise _not_writable(a, what)
     recording = _GradMode.enabled and (a._rg or any(isinstance(x, Tensor) and x._rg for x in args))

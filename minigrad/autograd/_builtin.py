@@ -24,7 +24,7 @@ from .function import (_NEEDS, _NOT_TENSOR_EDGE, FunctionCtx, _leaf_node, _new, 
 from .grad_mode import _GRAD_OFF, _GradMode
 from .graph import _HOOKED, _pack_hooked
 _FWD_ACTIVE = False  # True while a forward-AD dual level propagates tangents (set by forward_ad._set_hooks)
-from .forward_ad import apply_builtin as _apply_dual
+from .forward_ad import _apply_builtin as _apply_dual
 
 
 def _builtin_apply(cls, *args):

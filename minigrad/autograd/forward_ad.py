@@ -13,7 +13,7 @@ How minigrad does it:
   (forward-over-reverse: Hessian-vector products).
 * ``_ACTIVE`` is non-empty only while a level is active and propagation is not paused. Every
   ``apply`` path tests it first (``if _ACTIVE:``): with no dual level, forward AD costs one test.
-* The apply paths then call ``apply_builtin`` / ``apply_custom`` below: the op runs as usual with
+* The apply paths then call ``_apply_builtin`` / ``_apply_custom`` below: the op runs as usual with
   propagation paused (its forward sees no tangents, as in PyTorch), then the op's jvp rule
   (``cls._jvp`` for minigrad's own ops, see ``_jvp_rules.py``; the ``jvp`` staticmethod of a
   custom Function) gives the output tangents, also computed with propagation paused (a tangent
@@ -76,7 +76,7 @@ def enter_dual_level() -> int:
     from .grad_mode import _GradMode
 
     _jvp_rules.install()
-    _ENGINE[:] = (_new, _next_seq, _pack_saved, _record_edges, _finish, _GradMode)  # for apply_builtin
+    _ENGINE[:] = (_new, _next_seq, _pack_saved, _record_edges, _finish, _GradMode)  # for _apply_builtin
     _current_level = 0
     _token = _Level()
     _ACTIVE[:] = [_token]
@@ -331,7 +331,7 @@ def _reattach(ctx, t: Tensor, output_nr: int) -> None:
         _set_tangent(t, kept[output_nr])
 
 
-def apply_builtin(cls, args: tuple):
+def _apply_builtin(cls, args: tuple):
     """``cls.apply(*args)`` of a built-in op while a dual level is active."""
     tangents = tuple(_tangent(a) if isinstance(a, Tensor) else None for a in args)
     if not any(t is not None for t in tangents):
@@ -371,7 +371,7 @@ def _has_custom_jvp(cls) -> bool:
     return getattr(cls, "jvp", None) is not Function.jvp
 
 
-def apply_custom(cls, args: tuple):
+def _apply_custom(cls, args: tuple):
     """``Function.apply`` while a dual level is active: forward without tangents, then ``jvp``."""
     tangents = tuple(_tangent(a) if isinstance(a, Tensor) else None for a in args)
     if not any(t is not None for t in tangents):
@@ -450,7 +450,7 @@ def _inplace(target: Tensor, source: Tensor) -> None:
         _set_tangent(target, t if t is not None else _zeros_like(target))
 
 
-def run_inplace(a: Tensor, fn_cls, args: tuple, what: str) -> Tensor:
+def _apply_inplace(a: Tensor, fn_cls, args: tuple, what: str) -> Tensor:
     """An in-place op (``x.mul_(y)``, ``x[i] = v``...) while a dual level is active.
 
     The op runs twice: once out of place on a copy that carries ``a``'s tangent (that gives the

@@ -596,7 +596,7 @@ class Function:
         if _VMAP_ACTIVE[0]:  # a vmap level is active: PyTorch's rules for custom Functions (_functorch/vmap.py)
             return _vmap_custom_function(cls, args)
         if _FWD_ACTIVE:  # a forward-AD dual level is active: tangents too (forward_ad.py)
-            return _forward_ad.apply_custom(cls, args)
+            return _forward_ad._apply_custom(cls, args)
         if _GradMode.enabled:
             for a in args:
                 if isinstance(a, Tensor) and a._rg:

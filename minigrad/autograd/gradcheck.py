@@ -157,7 +157,7 @@ def gradcheck(fn: Callable, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rt
                 _check_close(k, numerical[k], analytical[k], atol, rtol)
         if check_forward_ad:
             numerical = numerical_jacobian(fn, inputs, eps)
-            forward = forward_jacobian(fn, inputs)
+            forward = _forward_jacobian(fn, inputs)
             for k in range(len(numerical)):
                 _check_close(k, numerical[k], forward[k], atol, rtol, forward_mode=True)
             if check_batched_forward_grad:
@@ -368,7 +368,7 @@ def _check_reentrant(k: int, ana_row: list, again_row: list, nondet_tol: float) 
             )
 
 
-def forward_jacobian(fn: Callable, inputs: tuple) -> list:
+def _forward_jacobian(fn: Callable, inputs: tuple) -> list:
     """J[out][inp] (layout of numerical_jacobian) from forward-mode AD: row j of J[k][i] is the
     tangent of output k when input i carries the basis tangent e_j (one dual forward pass each)."""
     from . import forward_ad as fwAD

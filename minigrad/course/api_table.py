@@ -23,8 +23,9 @@ from dataclasses import dataclass, field
 import minigrad
 
 # Modules below the top level that PyTorch has under the same name.
-SUBMODULES = ("autograd.function", "autograd.gradcheck", "autograd.graph", "backends.cudnn", "backends.mps",
-              "nn.functional", "nn.init", "nn.utils", "optim.optimizer", "utils.checkpoint", "utils.data")
+SUBMODULES = ("autograd.forward_ad", "autograd.function", "autograd.functional", "autograd.gradcheck", "autograd.graph",
+              "backends.cudnn", "backends.mps", "nn.functional", "nn.init", "nn.utils", "optim.optimizer",
+              "utils.checkpoint", "utils.data")
 
 # Classes whose attributes are listed: minigrad path -> PyTorch path. The ctx of a custom Function is
 # also its backward node (grad_fn), in both engines.
