@@ -55,11 +55,14 @@ add = _binary_op(Add, AddScalar)
 sub = _binary_op(Sub, SubScalar)
 mul = _binary_op(Mul, MulScalar)
 div = _binary_op(Div, DivScalar)
-_pow = _binary_op(Pow, PowScalar)
 
 
-def pow(input, exponent):  # noqa: A001
-    return _pow(input, exponent)
+def pow(input, exponent):  # noqa: A001  (written out: PyTorch names the second parameter exponent)
+    if not isinstance(input, Tensor):
+        input = _t(input)
+    if isinstance(exponent, Tensor):
+        return Pow.apply(input, exponent)
+    return PowScalar.apply(input, exponent)
 
 
 subtract, multiply, divide, true_divide = sub, mul, div, div
