@@ -670,10 +670,11 @@ def describe_hidden(steps: list[HiddenStep], number: int) -> str:
     """A hidden test in words: its message, or the condition it checks."""
     total = sum(1 for s in steps if s.number)
     step = next((s for s in steps if s.number == number), None)
-    head = f"hidden test {number} of {total}"
+    from ._i18n import _
+    head = _("hidden test {number} of {total}").format(number=number, total=total)
     if step is None:
         return head
     if step.message:
         return f"{head} ({step.message})"
     text = step.text if len(step.text) <= 160 else step.text[:157] + "..."
-    return f"{head}, which checks `{text}`"
+    return head + _(", which checks `{code}`").format(code=text)

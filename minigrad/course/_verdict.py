@@ -12,8 +12,9 @@ import builtins
 from typing import Callable
 
 from . import _extract
+from ._i18n import N_, _
 
-_STUB = "replace the `raise NotImplementedError()` stub with your solution"
+_STUB = N_("replace the `raise NotImplementedError()` stub with your solution")  # shown as _(_STUB)
 
 
 def _where_text(where, labels: set, functions: set) -> str:
@@ -22,10 +23,11 @@ def _where_text(where, labels: set, functions: set) -> str:
         return ""
     line = where.get("line")
     func = where.get("func")
-    at = f"line {int(line)} of {where['cell']}" if isinstance(line, int) and 0 < line < 100_000 else where["cell"]
+    at = (_("line {line} of {cell}").format(line=int(line), cell=where["cell"])
+          if isinstance(line, int) and 0 < line < 100_000 else where["cell"])
     if isinstance(func, str) and func in functions and func != "<module>":
-        return f" in {func}(), {at}"
-    return f" at {at}"
+        return _(" in {function}(), {at}").format(function=func, at=at)
+    return _(" at {at}").format(at=at)
 
 
 def check_parts(results: list) -> list[dict]:
@@ -99,13 +101,13 @@ class Judgement:
         ex = self.ex
         check = run_check()
         if check is None or check.get("phase") != "check":
-            why = ("time limit exceeded while checking this exercise" if timed_out() else
-                   "the check did not finish (the code it ran crashed the checker, or used all its memory)")
+            why = (_("time limit exceeded while checking this exercise") if timed_out() else
+                   _("the check did not finish (the code it ran crashed the checker, or used all its memory)"))
             return {"feedback": "✗ " + why}
         tamper = [str(t)[:200] for t in (check.get("tamper") or []) if isinstance(t, str)]
         results = [r for r in (check.get("results") or []) if isinstance(r, dict)]
         if tamper:
-            return {"feedback": "tampering detected while the check ran: " + "; ".join(tamper[:5]) + ".",
+            return {"feedback": _("tampering detected while the check ran: {what}.").format(what="; ".join(tamper[:5])),
                     "flagged": "tampering: " + "; ".join(tamper[:3])}
         hidden_src = ex.get("hidden_source", "")
         passed_check = not check.get("error") and (all(r.get("passed") for r in results) if
@@ -121,7 +123,7 @@ class Judgement:
             if hidden is None or hidden.get("phase") != "hidden":
                 hidden = {"passed": False, "kind": "died"}
             if hidden.get("tamper"):
-                return {"feedback": "tampering detected while the hidden tests ran: the code changed the checker.",
+                return {"feedback": _("tampering detected while the hidden tests ran: the code changed the checker."),
                         "flagged": "tampering: during the hidden tests", "check": results}
         verdict = exercise_verdict({"results": results, "error": check.get("error")}, hidden, hidden is not None,
                                    parts)
@@ -142,19 +144,20 @@ class Judgement:
             steps = []
         number = failure.get("failed")
         number = number if isinstance(number, int) and 0 < number <= 1000 else 0
-        what = _extract.describe_hidden(steps, number) if number else "the hidden tests"
+        what = _extract.describe_hidden(steps, number) if number else _("the hidden tests")
         kind = failure.get("kind")
         where = _where_text(failure.get("where"), self.labels, self.functions)
-        exc = failure.get("exception") if failure.get("exception") in dir(builtins) else "an exception"
-        detail = {"value": "failed",
-                  "sign": "failed: a sign error (your result is exactly minus the expected one)",
-                  "stub": f"failed: your code still raises NotImplementedError{where} ({_STUB})",
-                  "raised": f"failed: your code raised {exc}{where}",
-                  "died": "did not finish (your code crashed the checker, ran out of time or of memory)",
-                  }.get(kind, "failed")
+        exc = failure.get("exception") if failure.get("exception") in dir(builtins) else _("an exception")
+        detail = {"value": _("failed"),
+                  "sign": _("failed: a sign error (your result is exactly minus the expected one)"),
+                  "stub": _("failed: your code still raises NotImplementedError{where} ({stub})").format(
+                      where=where, stub=_(_STUB)),
+                  "raised": _("failed: your code raised {exception}{where}").format(exception=exc, where=where),
+                  "died": _("did not finish (your code crashed the checker, ran out of time or of memory)"),
+                  }.get(kind, _("failed"))
         part = failure.get("part")
         part = f"{part}: " if part in parts else ""
-        return f"✗ {part}{head}{what} {detail}."
+        return _("✗ {part}{head}{what} {detail}.").format(part=part, head=head, what=what, detail=detail)
 
     def feedback(self, ex, results, error, hidden, unavailable, notes, stub_cells, parts=frozenset()) -> list[str]:
         """One line per problem, in words this process controls."""
@@ -164,20 +167,24 @@ class Judgement:
             if kind == "missing":
                 name = str(error.get("name", ""))
                 if stub_cells:
-                    lines.append(f"✗ not attempted yet: {stub_cells[-1]} still raises NotImplementedError ({_STUB}).")
+                    lines.append(_("✗ not attempted yet: {cell} still raises NotImplementedError ({stub}).").format(
+                        cell=stub_cells[-1], stub=_(_STUB)))
                     notes = []
                 else:
-                    why = unavailable.get(name, "it is not defined when this exercise is graded")
-                    lines.append(f"✗ `{name}` is not available to the check: {why}.")
+                    why = unavailable.get(name, _("it is not defined when this exercise is graded"))
+                    lines.append(_("✗ `{name}` is not available to the check: {why}.").format(name=name, why=why))
             elif kind == "stub":
-                lines.append(f"✗ not attempted yet: your code still raises NotImplementedError"
-                             f"{_where_text(error.get('where'), self.labels, self.functions)} ({_STUB}).")
+                lines.append(_("✗ not attempted yet: your code still raises NotImplementedError{where} ({stub}).")
+                             .format(where=_where_text(error.get("where"), self.labels, self.functions),
+                                     stub=_(_STUB)))
                 notes = [n for n in notes if "NotImplementedError" not in n]
             elif kind == "load":
-                lines.append(f"✗ the grader could not load your definitions: {str(error.get('text', ''))[:600]}")
+                lines.append(_("✗ the grader could not load your definitions: {error}").format(
+                    error=str(error.get("text", ""))[:600]))
             else:
-                lines.append(f"✗ the check cell raised {str(error.get('text', ''))[:600]}"
-                             f"{_where_text(error.get('where'), self.labels, self.functions)}")
+                lines.append(_("✗ the check cell raised {error}{where}").format(
+                    error=str(error.get("text", ""))[:600],
+                    where=_where_text(error.get("where"), self.labels, self.functions)))
         failed_check = bool(error) or any(not r.get("passed") for r in results)
         if not error:
             for r in results:
@@ -192,10 +199,10 @@ class Judgement:
             lines += [n for n in notes if n not in "\n".join(lines)][-2:]
             return lines
         if failures:
-            head = "the self-check passes, but " if results else ""
+            head = _("the self-check passes, but ") if results else ""
             lines += [self.hidden_text(ex, f, head, parts) for f in failures]
             return lines
         lines += [str(r.get("message", ""))[:3000] for r in results]
         if hidden is not None:
-            lines.append("hidden tests passed.")
+            lines.append(_("hidden tests passed."))
         return lines
