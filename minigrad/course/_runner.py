@@ -282,6 +282,21 @@ class Kernel:
 
 
 # -------------------------------------------------------------------------------------- checker
+def _sandbox_tasks() -> int:
+    """Processes and threads in this sandbox's pid namespace (its process limit counts both)."""
+    n = 0
+    try:
+        for p in os.listdir("/proc"):
+            if p.isdigit():
+                try:
+                    n += len(os.listdir(f"/proc/{p}/task"))
+                except OSError:
+                    pass
+    except OSError:
+        return 0
+    return n
+
+
 READY_TIMEOUT = 60.0  # seconds a worker may take to start (its imports) before it is asked anything
 
 
@@ -301,7 +316,8 @@ class Checker:
 
     def wait_ready(self, timeout: float) -> str | None:
         """None once the worker has sent its ready frame (``_worker.READY``); "" if it is still
-        starting after ``timeout``; else why it stopped before.
+        starting after ``timeout``; else why it stopped before ("~why" when the notebook's own
+        processes or memory explain it: then it is the student's, though no student code ran in it).
 
         The worker sends it after its imports, before it reads the student's definitions: if it
         stops before, no student code ran in it, so the row is "not graded", never a grade. (Too
@@ -321,6 +337,12 @@ class Checker:
             code = None
         how = f"exit status {code}" if code is not None and code >= 0 else \
             f"signal {-code}" if code is not None else "no ready message"
+        crowd = _sandbox_tasks() if self.iso.nested else 0
+        if code == -9 or crowd >= SANDBOX_NPROC // 2:
+            # killed (the memory limit the kernel shares with it), or the notebook's own processes
+            # hold the sandbox's process limit: the student's doing, though no student code ran here
+            return "~" + (f"the notebook's processes and threads ({crowd}) use the sandbox's limit" if crowd >=
+                          SANDBOX_NPROC // 2 else "it was killed (the notebook's memory use counts for it too)")
         return f"the grader's process that runs the student's code stopped before it started ({how})"
 
     def send(self, obj) -> bool:
@@ -452,6 +474,9 @@ class Runner:
         self.killers: set = set()
         self.spare: Checker | None = None
         self.infrastructure = ""             # why nothing can be graded here (the grader's fault), if so
+        self.skip = set(spec.get("skip") or [])  # digests of the instructor's cells grading need not run
+        self.t0 = _T0                        # when this process started its work (the module's import)
+        self.phases = {"setup": 0.0, "kernel": 0.0, "cells": 0.0, "checks": 0.0}  # seconds, by phase
 
     def left(self) -> float:
         return self.deadline - time.monotonic()
@@ -514,8 +539,11 @@ class Runner:
             self.spare = None
         kernel = Kernel(self.iso)
         _trace("starting the kernel")
+        self.phases["setup"] = time.monotonic() - self.t0
+        t0 = time.monotonic()
         try:
             kernel.start(min(60.0, max(5.0, self.left())))
+            self.phases["kernel"] += time.monotonic() - t0
             _trace("kernel ready")
         except Exception as e:
             kernel.stop()
@@ -528,7 +556,9 @@ class Runner:
             self.loop(kernel, cells, positions)
         finally:
             _trace("stopping")
+            t0 = time.monotonic()
             kernel.stop()
+            self.phases["kernel"] += time.monotonic() - t0
             if self.spare is not None:
                 self.spare.close()
             _trace("stopped")
@@ -543,7 +573,7 @@ class Runner:
         i = 0
         while i < len(cells):
             cell = self.by_pos.get(i)
-            if cell is not None and i not in self.killers:
+            if cell is not None and i not in self.killers and not self.skipped(i):
                 status = self.run_cell(kernel, cell)
                 if status == "dead":
                     self.killers.add(i)
@@ -555,7 +585,9 @@ class Runner:
                     if restarts > 3 or self.left() <= 0:
                         return
                     try:
+                        t0 = time.monotonic()
                         kernel.start(min(60.0, max(5.0, self.left())))
+                        self.phases["kernel"] += time.monotonic() - t0
                     except Exception as e:
                         self.notes[i] += f"; the kernel did not start again ({type(e).__name__})"
                         return
@@ -567,12 +599,12 @@ class Runner:
             if self.infrastructure:
                 return  # every exercise says "not graded" (run() ends with fail_rest)
             for ex in positions.get(i, []):
-                self.grade(kernel, ex, i)
+                self.timed_grade(kernel, ex, i)
             if not kernel.alive():
                 return
             i += 1
         for ex in positions.get(-1, []):
-            self.grade(kernel, ex, len(cells))
+            self.timed_grade(kernel, ex, len(cells))
 
     def replay(self, kernel: Kernel, upto: int) -> bool:
         """Run again, without grading, the cells before the one that killed the kernel."""
@@ -585,7 +617,9 @@ class Runner:
         return True
 
     def run_cell(self, kernel: Kernel, cell) -> str:
+        t0 = time.monotonic()
         r = kernel.run(self.cells[cell.pos]["source"], timeout=max(0.5, self.left()))
+        self.phases["cells"] += time.monotonic() - t0
         _trace(f"{cell.label}: {r['status']}")
         if r["status"] in ("ok", "error"):
             self.executed.add(cell.pos)
@@ -608,6 +642,24 @@ class Runner:
         if "needed" in ex:
             return set(ex["needed"]), ex.get("imports", "")
         return needed_for(ex, self.spec.get("instructor_imports", []))
+
+    def skipped(self, pos: int) -> bool:
+        """A cell grading does not run: the instructor's own text of a ``grading-skip`` cell (_skip.py)."""
+        if not self.skip:
+            return False
+        from ._skip import digest
+
+        if digest(_src(self.cells[pos])) in self.skip:
+            self.phases["skipped"] = self.phases.get("skipped", 0) + 1
+            return True
+        return False
+
+    def timed_grade(self, kernel: Kernel, ex, anchor: int) -> None:
+        t0 = time.monotonic()
+        try:
+            self.grade(kernel, ex, anchor)
+        finally:
+            self.phases["checks"] += time.monotonic() - t0
 
     def grade(self, kernel: Kernel, ex, anchor: int) -> None:
         if self.left() <= 0:
@@ -729,6 +781,9 @@ class Runner:
             self.result(ex, f"✗ the process that runs your code did not start within {READY_TIMEOUT:g} s (the "
                             "notebook's own processes share its CPU and its process limit)")
             return
+        if why is not None and why.startswith("~"):
+            self.result(ex, f"✗ the process that runs your code could not start: {why[1:]}")
+            return
         if why is not None:  # it died before it ran any of the student's code: the grader's failure
             self.result(ex, f"not graded: {why}", infrastructure=True)
             return
@@ -828,7 +883,11 @@ def main() -> None:
         _drop_limits(spec)
         runner = Runner(spec, files, emit)
         runner.judge_io = io
-        runner.run()
+        try:
+            runner.run()
+        finally:  # where the notebook's time went (benchmarks/grading.py prints it)
+            emit({"event": "phases", **{k: round(v, 3) for k, v in runner.phases.items()},
+                  "total": round(time.monotonic() - runner.t0, 3)})
     except BaseException as e:  # report, never crash silently
         emit({"event": "runner-error", "error": f"{type(e).__name__}: {e}"[:500],
               "trace": traceback.format_exc()[-2000:]})
