@@ -30,7 +30,8 @@ def _x(T):
     return T.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
 
 
-_LIKE = "PyTorch's lambda has dtype/layout/device positional; torch.{0} takes them keyword-only (minigrad too, no layout)"
+_LIKE = ("PyTorch's lambda has dtype/layout/device positional; torch.{0} takes them keyword-only (minigrad too, "
+         "without layout)")
 _KW = "PyTorch's lambda has {1} positional; torch.{0} takes it keyword-only, as minigrad does"
 _FROM = ("PyTorch names the first bound `from`, a Python keyword (the lambda's from_ is refused by torch): it can only "
          "be passed by position")
@@ -38,7 +39,8 @@ _FROM = ("PyTorch names the first bound `from`, a Python keyword (the lambda's f
 # minigrad's keywords that runs on torch 2.13 and on minigrad: the proof that minigrad follows PyTorch itself)
 ALLOWED: dict[str, tuple] = {
     "addmm": (_KW.format("addmm", "beta, alpha"), lambda T: T.addmm(T.zeros(2, 2), _x(T), _x(T).t(), beta=1, alpha=1)),
-    "Tensor.addmm": (_KW.format("Tensor.addmm", "beta, alpha"), lambda T: T.zeros(2, 2).addmm(_x(T), _x(T).t(), beta=1)),
+    "Tensor.addmm": (_KW.format("Tensor.addmm", "beta, alpha"),
+                     lambda T: T.zeros(2, 2).addmm(_x(T), _x(T).t(), beta=1)),
     "addmv": (_KW.format("addmv", "beta, alpha"), lambda T: T.addmv(T.zeros(2), _x(T), T.ones(3), beta=1, alpha=2)),
     "Tensor.addmv": (_KW.format("Tensor.addmv", "beta, alpha"), lambda T: T.zeros(2).addmv(_x(T), T.ones(3), alpha=2)),
     "baddbmm": (_KW.format("baddbmm", "beta, alpha"),
@@ -82,7 +84,8 @@ ALLOWED: dict[str, tuple] = {
     "prod": ("PyTorch's lambda is the no-dim overload (input, dtype); torch.prod(input, dim, keepdim, *, dtype)",
              lambda T: T.prod(_x(T), 1, True, dtype=T.float64)),
     "Tensor.prod": ("as prod", lambda T: _x(T).prod(dim=0, keepdim=False, dtype=T.float64)),
-    "repeat_interleave": ("PyTorch's lambda lacks repeats; torch.repeat_interleave(input, repeats, dim, *, output_size)",
+    "repeat_interleave": ("PyTorch's lambda lacks repeats; torch.repeat_interleave(input, repeats, dim, *, "
+                          "output_size)",
                           lambda T: T.repeat_interleave(_x(T), repeats=2, dim=0, output_size=4)),
     "Tensor.repeat_interleave": ("as repeat_interleave", lambda T: _x(T).repeat_interleave(repeats=2, dim=1)),
     "swapdims": ("PyTorch's lambda says axis0, axis1; torch.swapdims takes dim0=, dim1=",

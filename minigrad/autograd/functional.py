@@ -32,7 +32,8 @@ def _as_tuple(x: Any, what: str, fn: str) -> tuple[bool, tuple]:
     items = x if was_tuple else (x,)
     for i, el in enumerate(items):
         if not isinstance(el, Tensor):
-            where = f"the value at index {i} has type {type(el)}" if was_tuple else f"the given {what} has type {type(el)}"
+            where = (f"the value at index {i} has type {type(el)}" if was_tuple
+                     else f"the given {what} has type {type(el)}")
             raise TypeError(f"The {what} given to {fn} must be either a Tensor or a tuple of Tensors but {where}.")
     return was_tuple, items
 
