@@ -182,6 +182,10 @@ def test_error_first_lines_match_torch(source):
     assert got[1] == expected[1]
     # minigrad's VmapError is a RuntimeError (what torch raises there)
     assert got[0] == expected[0] or (got[0] == "VmapError" and expected[0] == "RuntimeError")
+    # an error inside vmap leaves no level behind, and the global generator is the real one again
+    from minigrad._factories import _rng
+
+    assert _state.ACTIVE[0] == 0 and not _state.LEVELS and isinstance(_rng[0], np.random.Generator)
 
 
 def test_randomness_modes():
