@@ -438,3 +438,12 @@ def test_jacrev_rows_by_vmap_any_chunk_size():
             np.testing.assert_array_equal(a.numpy(), b.numpy())
     np.testing.assert_allclose(full[1].numpy(), np.exp(X), rtol=1e-6)
     assert tuple(full[0].shape) == (4, 4, 4)
+
+
+@LIBS
+def test_keyword_arguments_pass_through_undifferentiated(T):
+    x = T.tensor(X)
+    g = T.func.grad(lambda a, *, scale: (a * scale).sum())(x, scale=T.tensor(3.0))
+    np.testing.assert_allclose(_np(g), np.full(4, 3.0))
+    with pytest.raises(RuntimeError, match="Got argnum=0, but only 0 positional inputs"):
+        T.func.grad(lambda a: a.sum())(a=x)
