@@ -1089,9 +1089,12 @@ def _take(level, a, indices, axis=None, out=None, mode="raise"):
         if not _is_b(indices, level):
             return BatchedArray(np.take(flat, indices, axis=1, mode=mode), level)
         ip = indices._p
-        res = np.take_along_axis(flat, np.asarray(ip).reshape(b, -1) % max(flat.shape[1], 1)
-                                 if mode == "wrap" else ip.reshape(b, -1), axis=1)
-        return BatchedArray(res.reshape(ip.shape), level)
+        flat_idx = ip.reshape(b, -1)
+        if mode == "wrap":
+            flat_idx = flat_idx % max(flat.shape[1], 1)
+        elif mode == "clip":
+            flat_idx = np.clip(flat_idx, 0, flat.shape[1] - 1)
+        return BatchedArray(np.take_along_axis(flat, flat_idx, axis=1).reshape(ip.shape), level)
     ax = _axis1(axis, a.ndim)
     if not _is_b(indices, level):
         return BatchedArray(np.take(a._p, indices, axis=ax, mode=mode), level)
