@@ -13,10 +13,11 @@ import difflib
 
 _NO_GPU = "minigrad runs on the CPU only; drop the call (CPU tensors need nothing of the kind)."
 _NO_COMPLEX = "minigrad has no complex dtype: keep the real and imaginary parts in two real tensors."
-_CONV = ("minigrad has no convolution layers: flatten the input and use nn.Linear, or write the convolution as a "
-         "custom autograd.Function (forward with NumPy, backward returning the gradients).")
+_CONV = ("minigrad has 1-d and 2-d convolutions only (nn.Conv1d, nn.Conv2d, nn.functional.conv1d / conv2d); "
+         "write others as a custom autograd.Function (forward with NumPy, backward returning the gradients).")
 _RNN = "minigrad has no recurrent layers: write one step with nn.Linear and tanh, and loop over the time steps."
-_POOL = "minigrad has no pooling layers: reshape so that each window is a dimension, then take amax or mean over it."
+_POOL = ("minigrad has 2-d pooling in nn and nn.functional (max_pool2d, avg_pool2d, adaptive_avg_pool2d); for others, "
+         "reshape so that each window is a dimension, then take amax or mean over it.")
 _ATTN = "minigrad has no attention layers: write scaled dot-product attention with matmul, softmax and a mask."
 _NUMPY_LINALG = ("minigrad.linalg has inv, det, solve, norm and cross; for decompositions use numpy.linalg on "
                  "t.detach().numpy() (not differentiable).")
@@ -33,11 +34,9 @@ SUBSTITUTES = {
     "complex": _NO_COMPLEX, "view_as_real": _NO_COMPLEX, "view_as_complex": _NO_COMPLEX,
     "conv1d": _CONV, "conv2d": _CONV, "conv3d": _CONV, "conv_transpose2d": _CONV,
     "max_pool1d": _POOL, "max_pool2d": _POOL, "avg_pool2d": _POOL,
-    "Generator": "minigrad has no Generator objects: seed the global generator with minigrad.manual_seed(seed).",
     "fft": "minigrad has no FFTs: use numpy.fft on t.detach().numpy() (not differentiable).",
     "distributions": ("minigrad has no probability distributions: sample with randn / rand / multinomial and write "
                       "log-probabilities with minigrad operations."),
-    "utils": "minigrad has no torch.utils (DataLoader...): slice the tensors into batches with randperm and indexing.",
     "sparse": "minigrad has dense tensors only.",
     "quantization": "minigrad has no quantization.",
     "from_dlpack": "minigrad tensors are NumPy arrays: use minigrad.from_numpy(array).",
@@ -51,21 +50,16 @@ SUBSTITUTES = {
     "pinverse": _NUMPY_LINALG,
     "cdist": "write it with broadcasting: ((a[:, None, :] - b[None, :, :]) ** 2).sum(-1).sqrt().",
     "cumulative_trapezoid": "write it with cumsum: ((y[1:] + y[:-1]) / 2 * dx).cumsum(0).",
-    "nn.Conv1d": _CONV, "nn.Conv2d": _CONV, "nn.Conv3d": _CONV, "nn.ConvTranspose2d": _CONV,
-    "nn.functional.conv1d": _CONV, "nn.functional.conv2d": _CONV, "nn.functional.conv_transpose2d": _CONV,
-    "nn.MaxPool1d": _POOL, "nn.MaxPool2d": _POOL, "nn.AvgPool2d": _POOL, "nn.AdaptiveAvgPool2d": _POOL,
-    "nn.functional.max_pool2d": _POOL, "nn.functional.avg_pool2d": _POOL, "nn.functional.adaptive_avg_pool2d": _POOL,
+    "nn.Conv3d": _CONV, "nn.ConvTranspose2d": _CONV,
+    "nn.functional.conv_transpose2d": _CONV,
+    "nn.MaxPool1d": _POOL,
     "nn.RNN": _RNN, "nn.LSTM": _RNN, "nn.GRU": _RNN, "nn.RNNCell": _RNN, "nn.LSTMCell": _RNN, "nn.GRUCell": _RNN,
     "nn.MultiheadAttention": _ATTN, "nn.Transformer": _ATTN, "nn.TransformerEncoder": _ATTN,
     "nn.TransformerEncoderLayer": _ATTN, "nn.functional.scaled_dot_product_attention": _ATTN,
     "nn.BatchNorm2d": "minigrad has BatchNorm1d: move the channels last and flatten the other dims into the batch.",
     "nn.Dropout2d": "minigrad has nn.Dropout (elementwise).",
     "nn.DataParallel": "minigrad runs in one CPU process.", "nn.parallel": "minigrad runs in one CPU process.",
-    "nn.utils": ("minigrad has no torch.nn.utils: clip gradients by hand, e.g. with minigrad.no_grad(): for p in "
-                 "params: p.grad.clamp_(-1, 1)."),
     "nn.functional.interpolate": "minigrad has no resampling: use repeat_interleave for nearest-neighbour upsampling.",
-    "nn.SmoothL1Loss": "write it with where: d = (x - y).abs(); where(d < 1, 0.5 * d * d, d - 0.5).mean().",
-    "nn.HuberLoss": "write it with where: d = (x - y).abs(); where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)).",
     "nn.KLDivLoss": "write it with minigrad ops: (target * (target.log() - input)).sum() / batch_size.",
     "optim.lr_scheduler": _LR, "optim.AdamW": _ADAMW, "optim.RMSprop": _OPTIM, "optim.Adagrad": _OPTIM,
     "optim.LBFGS": _OPTIM, "optim.Adadelta": _OPTIM,

@@ -316,8 +316,9 @@ _UNBATCHABLE = {"item": "item", "tolist": "item", "numpy": "numpy", "__bool__": 
 
 def _check_batched_grad(outs, inputs) -> None:
     """PyTorch computes a batch of vector-Jacobian products at once with vmap, which cannot batch
-    an operation that leaves the tensor world. minigrad has no vmap: it runs the backward with
-    several random grad_outputs while those operations raise, and compares with one at a time."""
+    an operation that leaves the tensor world. minigrad checks the same property without vmap: it
+    runs the backward with several random grad_outputs while those operations raise, and compares
+    with one at a time."""
     outs = [o for o in outs if o._rg]
     diff = [x for x in inputs if isinstance(x, Tensor) and x._rg]
     if not outs:
