@@ -169,7 +169,7 @@ def grad_and_value(func: Callable, argnums: int | tuple = 0, has_aux: bool = Fal
             record = outer and inputs.reaches_outside(output)
             grads = _gradients([output], inputs.flat, None, retain_graph=record, create_graph=record)
             grads = tree_unflatten([inputs.leave(g) for g in grads], inputs.spec)
-            value = inputs.leave(output)
+            value = output if record else output.detach()  # record: it reaches outside
             if has_aux:
                 return grads, (value, _unwrap_aux(aux, inputs))
             return grads, value
@@ -225,8 +225,9 @@ def _vjp(func: Callable, primals: tuple, argnums: int | tuple | None, has_aux: b
             if o._data.dtype.kind != "f":
                 raise RuntimeError("vjp(f, ...): All outputs of f must be floating-point or complex Tensors, "
                                    f"got Tensor with dtype {o.dtype}")
-        outside = outer and any(inputs.reaches_outside(o) for o in flat_out)
-        result = tree_unflatten([inputs.leave(o) for o in flat_out], out_spec)
+        reach = [outer and inputs.reaches_outside(o) for o in flat_out]  # one walk per output
+        outside = any(reach)
+        result = tree_unflatten([o if r else o.detach() for o, r in zip(flat_out, reach)], out_spec)
 
     def vjp_fn(cotangents, retain_graph: bool = True, create_graph: bool | None = None):
         """The vector-Jacobian product of ``cotangents`` (the structure of the output)."""
