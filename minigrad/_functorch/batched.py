@@ -138,7 +138,7 @@ class BatchedArray:
         # (NumPy asks each type once, so the highest level is handled here, whichever array NumPy asked)
         rule = _UFUNC_METHODS.get(method)
         if rule is None:
-            raise VmapError(f"vmap: no batching rule for numpy.{ufunc.__name__}.{method}")
+            raise VmapError(f"vmap: no batching rule for numpy.{ufunc.__name__}.{method}{_caller()}")
         return rule(ufunc, level, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
@@ -147,8 +147,8 @@ class BatchedArray:
         rule = _FUNCTIONS.get(func)
         if rule is None:
             name = getattr(func, "__module__", "numpy") + "." + func.__name__
-            raise VmapError(f"vmap: minigrad has no batching rule for {name} (no per-sample loop is run silently); "
-                            "write the operation with other minigrad operations.")
+            raise VmapError(f"vmap: minigrad has no batching rule for {name}{_caller()} (no per-sample loop is run "
+                            "silently); write the operation with other minigrad operations.")
         return rule(level, *args, **kwargs)
 
     # --- ndarray methods the ops call -----------------------------------------------------------
@@ -255,6 +255,20 @@ BatchedArray.__hash__ = None
 
 
 # --- helpers ----------------------------------------------------------------------------------------
+def _caller() -> str:
+    """`` (in Foo.forward)``: the minigrad Function whose NumPy code asked for a missing rule (error path only)."""
+    import sys
+
+    f = sys._getframe(2)
+    while f is not None:
+        if f.f_code.co_name in ("forward", "backward") and "minigrad" in f.f_code.co_filename:
+            ctx = f.f_locals.get("ctx")
+            owner = getattr(ctx, "_forward_cls", None) or type(ctx)
+            return f" (in {getattr(owner, '__name__', '?')}.{f.f_code.co_name})"
+        f = f.f_back
+    return ""
+
+
 def _top_level(*groups) -> int:
     level = 0
     for group in groups:
