@@ -614,3 +614,27 @@ def test_per_sample_index_placement_matches_torch(name):
     got = minigrad.vmap(lambda x, i: fn(minigrad, x, i))(minigrad.tensor(A3), minigrad.tensor(idx))
     expected = torch.vmap(lambda x, i: fn(torch, x, i))(torch.tensor(A3), torch.tensor(idx))
     _same(got, expected)
+
+
+def test_numpy_function_without_rule_raises_not_loops():
+    """A NumPy function with no batching rule is refused by name (never computed per sample in silence)."""
+    from minigrad._functorch.batched import LOOPED
+
+    class Unwrap(minigrad.autograd.Function):
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(x):
+            return minigrad.Tensor._wrap(np.unwrap(x._data))
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            pass
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    with pytest.raises(RuntimeError, match=r"^vmap: minigrad has no batching rule for numpy\.unwrap"):
+        minigrad.vmap(Unwrap.apply)(minigrad.ones(2, 3))
+    assert LOOPED == {}
