@@ -35,6 +35,9 @@ ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
 sys.path.insert(0, str(ROOT / "_ext"))
 from machine_paths import scrub_outputs  # noqa: E402  (the same rules as the book build and nbval)
+from kernel_wakeup import patch as _no_missed_wakeups  # noqa: E402  (as the book build)
+
+_no_missed_wakeups()
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
 
