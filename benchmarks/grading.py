@@ -10,6 +10,7 @@ the kernel's start, the cells, the checks, the gradebook.
     python3 benchmarks/grading.py                         # 8 students x chapters 1-5 = 40 notebooks
     python3 benchmarks/grading.py --students 200          # issue 27's class: 1,000 notebooks
     python3 benchmarks/grading.py --chapters 3 --students 4 --jobs 2 --no-sandbox
+    python3 benchmarks/grading.py --no-skip               # every cell run, grading-skip ones too (before)
 
 A script, not a test: nothing here asserts on time.
 """
@@ -94,10 +95,16 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=300)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-sandbox", action="store_true")
+    ap.add_argument("--no-skip", action="store_true", help="run the grading-skip cells too (the baseline)")
     args = ap.parse_args()
     chapters = [int(c) for c in args.chapters.split(",")]
 
     from minigrad.course.grade import GradingIncomplete, grade
+
+    if args.no_skip:
+        from minigrad.course import _skip
+
+        _skip.skippable = lambda cells: (set(), {})
 
     with tempfile.TemporaryDirectory(prefix="grading-bench-") as tmp:
         tmp = Path(tmp)
@@ -118,6 +125,8 @@ def main() -> None:
     for r in rows:
         per_nb.setdefault((r["student"], r["notebook"]), r.get("seconds") or 0.0)
     n = len(per_nb)
+    skipped = sum(t.get("skipped", 0) for t in timings)
+    print(f"cells skipped (grading-skip): {skipped:.0f}" + (" (--no-skip)" if args.no_skip else ""))
     print(f"class: {args.students} students x chapters {args.chapters} = {n} notebooks "
           f"(built in {built:.0f} s); --jobs {args.jobs}; {run.get('sandbox')}; {run.get('resources')}")
     print(f"graded in {wall:.0f} s: {n / wall * 60:.1f} notebooks per minute "
