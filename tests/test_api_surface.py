@@ -219,7 +219,7 @@ def test_inference_mode():
 # --- missing names say so -------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("get, first, second", [
     (lambda: minigrad.conv2d, "minigrad does not implement torch.conv2d (PyTorch API)", "convolution"),
-    (lambda: nn.Conv3d, "minigrad does not implement torch.nn.Conv3d (PyTorch API)", "nn.Linear"),
+    (lambda: nn.Conv3d, "minigrad does not implement torch.nn.Conv3d (PyTorch API)", "nn.Conv2d"),
     (lambda: nn.LSTM, "minigrad does not implement torch.nn.LSTM (PyTorch API)", "loop over the time steps"),
     (lambda: F.conv_transpose2d, "minigrad does not implement torch.nn.functional.conv_transpose2d (PyTorch API)",
      "convolution"),
