@@ -33,9 +33,9 @@ import time
 
 from . import _wire
 
-# exercise id -> why its check must run next to the student's code (checked in the sandbox). None
-# today: graphs stay in the worker (REMOTE_LIBRARY), subclasses of the student's classes are made
-# there with the check's methods as callbacks, and structure is read from the source (_structure).
+# exercise id -> why its check must run next to the student's code (checked in the sandbox). None of
+# chapters 1-10: graphs stay in the worker (REMOTE_LIBRARY), subclasses of the student's classes are
+# made there with the check's methods as callbacks, and structure is read from the source (_structure).
 IN_SANDBOX: dict[str, str] = {
     # chapter 11: forward-mode tangents, batched (vmap) tensors and tracemalloc's count of the
     # student's allocations exist only in the student's process (no bridge for them yet)
