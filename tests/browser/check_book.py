@@ -753,6 +753,9 @@ def main(argv=None) -> int:
                         errors.append(f"{prefix}search.html: searching {word!r} finds no page (is jieba installed "
                                       "for the Chinese search index?)")
                     else:
+                        # The search goes on fetching each result page for its summary: let those finish,
+                        # or leaving the page aborts them (seen in CI: "request failed (net::ERR_ABORTED)").
+                        page.wait_for_load_state("networkidle", timeout=TIMEOUT_MS)
                         print(f"ok   search {word!r}: {page.locator('#search-results li').count()} page(s)",
                               flush=True)
             ctx.close()
