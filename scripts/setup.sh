@@ -74,4 +74,7 @@ if [ ! -f _assets/widgets-config.js ] || [ scripts/vendor_assets.sh -nt _assets/
 else
   say "offline assets up to date (_assets)"
 fi
+# matplotlib's font list, built now if missing (a minute with the CJK fonts), not by the first
+# notebook that draws: that kernel would print "Matplotlib is building the font cache" under its plot
+.venv/bin/python -c 'import logging; logging.disable(logging.WARNING); import matplotlib.font_manager'
 say "ready"

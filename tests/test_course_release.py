@@ -237,3 +237,20 @@ def test_site_download_page_links_the_wheel_and_the_landing_page_links_it(tmp_pa
 
     src = install_cell.cell_source()
     assert "(the link on the " in src and "first page of the course website)" in src
+
+
+def test_a_stub_in_a_class_body_raises_when_its_cell_runs():
+    """A solution that is a whole class body (chapter 11's SquareV) stubs into a class whose body
+    raises: the class is never defined, so its check cell's NameError is expected in the student
+    edition; a stub inside a method waits for a call and leaves the class defined."""
+    from minigrad.course.notebooks import stub_raises_when_run, stub_solution
+
+    body = "class F(Function):\n    ### BEGIN SOLUTION\n    @staticmethod\n    def forward(x):\n" \
+           "        return x\n    ### END SOLUTION\n"
+    method = "class F(Function):\n    @staticmethod\n    def forward(x):\n        ### BEGIN SOLUTION\n" \
+             "        return x\n        ### END SOLUTION\n"
+    top = "### BEGIN SOLUTION\ny = 1\n### END SOLUTION\n"
+    assert stub_raises_when_run(stub_solution(body)[0])
+    assert stub_raises_when_run(stub_solution(top)[0])
+    assert not stub_raises_when_run(stub_solution(method)[0])
+    assert stub_raises_when_run(stub_solution("x = 1")[0])  # no markers: the whole cell is the stub

@@ -143,6 +143,31 @@ def stub_solution(src: str) -> tuple[str, bool]:
     return "\n".join(out), True
 
 
+def stub_raises_when_run(stubbed: str) -> bool:
+    """Whether running a stubbed cell raises at once: a ``raise`` at the top level of the cell or
+    in a class body (executed when the class is defined), not one inside a function, which waits
+    for a call. The names that cell defines are then missing in the student edition."""
+    import ast
+
+    try:
+        tree = ast.parse(stubbed)
+    except SyntaxError:
+        return True
+
+    def runs_now(body) -> bool:
+        for node in body:
+            if isinstance(node, ast.Raise):
+                return True
+            if isinstance(node, ast.ClassDef) and runs_now(node.body):
+                return True
+            if isinstance(node, (ast.If, ast.For, ast.While, ast.With, ast.Try)) and any(
+                    runs_now(getattr(node, part, [])) for part in ("body", "orelse", "finalbody")):
+                return True
+        return False
+
+    return runs_now(tree.body)
+
+
 def remove_hidden_blocks(src: str) -> str:
     out, inside = [], False
     for line in src.splitlines():
@@ -475,11 +500,10 @@ def make_student_notebook(nb, keep_link=None):
     exercises = {i: ex.id for ex in parse_exercises(nb) for i in ex.solution_cells}
     parsed = parse_exercises(nb)
     checks = {ex.check_cell: ex.id for ex in parsed if ex.check_cell is not None}
-    # exercises whose stub raises when its cell runs (markers at the top level of the cell): their
-    # check cell then raises NameError in the student edition, which is expected there
+    # exercises whose stub raises when its cell runs (markers at the top level of the cell, or in a
+    # class body): their check cell then raises NameError in the student edition, expected there
     top_level = {ex.id for ex in parsed for i in ex.solution_cells
-                 if any(line.startswith(BEGIN_SOLUTION) for line in nb.cells[i].source.splitlines())
-                 or BEGIN_SOLUTION not in nb.cells[i].source}
+                 if stub_raises_when_run(stub_solution(nb.cells[i].source)[0])}
     cells = []
     gated = False  # inside a {solution-start} ... {solution-end} block: everything there is solution
     for i, cell in enumerate(nb.cells):
