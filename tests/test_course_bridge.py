@@ -316,6 +316,61 @@ def test_callbacks_go_the_other_way_and_are_differentiable_there():
     assert np.allclose(h.numpy(), [3.0, -6.0])  # judge -> worker -> judge graphs, differentiated twice
 
 
+SIGMOID_JVP = ("class Sig(Function):\n"
+               "    @staticmethod\n"
+               "    def forward(ctx, x):\n"
+               "        y = 1 / (1 + torch.exp(-x))\n"
+               "        ctx.save_for_backward(y)\n"
+               "        ctx.save_for_forward(y)\n"
+               "        return y\n\n"
+               "    @staticmethod\n"
+               "    def backward(ctx, g):\n"
+               "        y, = ctx.saved_tensors\n"
+               "        return g * y * (1 - y)\n\n"
+               "    @staticmethod\n"
+               "    def jvp(ctx, t):\n"
+               "        y, = ctx.saved_tensors\n"
+               "        return t * y * (1 - y)\n")
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_forward_mode_tangents_cross_the_bridge(requires_grad):
+    """A dual tensor handed to a student's Function arrives dual in the worker, and the output comes
+    back with the tangent that the student's jvp computed; with requires_grad, the output is also on
+    the judge's graph, and backward and gradcheck(check_forward_ad=True) work through it."""
+    fwAD = minigrad.autograd.forward_ad
+    judge, _ = _local(SIGMOID_JVP)
+    Sig = judge.lookup("Sig")
+    x = minigrad.tensor([-1.0, 0.0, 2.0], dtype=minigrad.float64, requires_grad=requires_grad)
+    t = minigrad.tensor([1.0, -2.0, 0.5], dtype=minigrad.float64)
+    s = 1 / (1 + np.exp(-x.detach().numpy()))
+    with fwAD.dual_level():
+        out = Sig.apply(fwAD.make_dual(x, t))
+        primal, tangent = fwAD.unpack_dual(out)
+        assert np.allclose(primal.detach().numpy(), s)
+        assert tangent is not None and np.allclose(tangent.numpy(), t.numpy() * s * (1 - s))
+        assert out.requires_grad == requires_grad
+    assert fwAD._current_level == -1  # the worker's own level was left, and none is active here
+    if requires_grad:
+        out.sum().backward()
+        assert np.allclose(x.grad.numpy(), s * (1 - s))
+        assert minigrad.autograd.gradcheck(Sig.apply, (x.detach().requires_grad_(),), check_forward_ad=True)
+    with fwAD.dual_level():  # without a tangent the call is an ordinary one: no tangent comes back
+        assert fwAD.unpack_dual(Sig.apply(x)).tangent is None
+
+
+def test_a_tangent_is_checked_like_any_value():
+    good = {"k": "tensor", **wire.array_to_wire(np.zeros(3)), "rg": False}
+    wire.check_value({**good, "tangent": dict(good)})
+    for bad, why in (({**good, "shape": [2]}, "shape"), ({**good, "rg": True}, "plain tensor"),
+                     ({**good, "tangent": dict(good)}, "plain tensor")):
+        with pytest.raises(ProtocolError, match=why):
+            wire.check_value({**good, "tangent": bad})
+    peer = _bridge.Peer()
+    with pytest.raises(ProtocolError, match="outside a dual level"):  # a tangent nobody asked for
+        peer.decode({**good, "tangent": dict(good)})
+
+
 def test_an_error_in_a_judge_function_tells_the_worker_its_type_only():
     judge, _ = _local("def call(f):\n    try:\n        f()\n    except ValueError as e:\n"
                       "        return str(e), e.__traceback__ is not None\n")

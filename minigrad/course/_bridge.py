@@ -20,6 +20,12 @@ vector-Jacobian product of the remote graph. When the caller differentiates agai
 ``create_graph=True`` and keeps *that* graph (its inputs: the original leaves and the
 grad_outputs), so derivatives of any order work.
 
+Forward mode across the bridge: a tensor that carries a tangent at the sender's dual level
+crosses with it; the receiver runs the call inside a dual level of its own (unless one is active)
+with the tensor made dual again, and the results' tangents come back the same way. So a check's
+``make_dual(x, t)`` handed to a student's Function gets the tangent that the student's ``jvp``
+computed, as an observation like any other value.
+
 A student's ``Function`` subclass becomes a real ``minigrad.autograd.Function`` subclass on the
 judge (:func:`function_proxy`): ``apply`` is a graph call of the student's ``apply``; the node on
 the judge's graph names the proxy class as its ``_forward_cls`` and forwards ``saved_tensors``,
@@ -47,6 +53,7 @@ import numpy as np
 
 import minigrad
 from minigrad._tensor import Tensor
+from minigrad.autograd import forward_ad as _fwAD
 from minigrad.autograd.function import _FREED, AccumulateGrad, BackwardNode, Function
 
 from . import _bridge_wire as wire
@@ -523,7 +530,8 @@ class Peer:
 
     def _result(self, reply: dict, leaves: list, bridge: type | None) -> Any:
         outs: list = []
-        value = self.decode(reply["value"], outs)
+        tangents: dict = {}
+        value = self.decode(reply["value"], outs, tangents=tangents)
         if not outs:
             return value
         if reply.get("graph") is None or not leaves:
@@ -538,9 +546,15 @@ class Peer:
                 bridge = getattr(fwd._backward_cls, "_bridge_fn", None)
         link = _Link(self, reply["graph"], outs, node)
         weakref.finalize(link, self._released.append, reply["graph"])  # only a list append: safe in any GC
-        attached = (bridge or _Bridge).apply(link, *leaves)
-        attached = attached if type(attached) is tuple else (attached,)
-        return _substitute(value, list(attached))
+        if _fwAD._current_level < 0:
+            attached = (bridge or _Bridge).apply(link, *leaves)
+        else:  # the remote side computed the tangents: the bridge node only carries the graph
+            with _fwAD._paused():
+                attached = (bridge or _Bridge).apply(link, *leaves)
+        attached = list(attached) if type(attached) is tuple else [attached]
+        for j, tangent in tangents.items():
+            attached[j] = _fwAD.make_dual(attached[j], tangent)
+        return _substitute(value, attached)
 
     def _apply_effects(self, effects: list, sent: list) -> None:
         """What the call did to the tensors it was given (in-place writes, ``.grad``), done here too."""
@@ -615,6 +629,11 @@ class Peer:
             d = {"k": "tensor", **wire.array_to_wire(v._data), "rg": bool(v.requires_grad)}
             if v.is_leaf and v.grad is not None:
                 d["grad"] = {"k": "tensor", **wire.array_to_wire(v.grad._data), "rg": False}
+            if _fwAD._current_level >= 0:
+                tangent = _fwAD.unpack_dual(v).tangent
+                if tangent is not None:
+                    d["tangent"] = {"k": "tensor", **wire.array_to_wire(tangent._data.astype(v._data.dtype)),
+                                    "rg": False}
             if sent is not None:
                 sent.append(v)
             if v.requires_grad:
@@ -650,8 +669,11 @@ class Peer:
         return {"k": "handle", "id": self.export(v), "kind": kind, "name": name[:wire.MAX_NAME]}
 
     def decode(self, v: dict, outs: list | None = None, leaves: list | None = None,
-               received: list | None = None) -> Any:
-        """A checked wire value as a fresh object of a real type (or a proxy for a handle)."""
+               received: list | None = None, tangents: dict | None = None) -> Any:
+        """A checked wire value as a fresh object of a real type (or a proxy for a handle).
+
+        A tensor with a tangent becomes a dual tensor at this side's active level; a graph output's
+        tangent goes into ``tangents`` (by output number), for the tensor that bridges it."""
         k = v["k"]
         if k == "none":
             return None
@@ -660,10 +682,10 @@ class Peer:
         if k == "float":
             return wire.float_from_wire(v["v"])
         if k in ("list", "tuple"):
-            items = [self.decode(x, outs, leaves, received) for x in v["items"]]
+            items = [self.decode(x, outs, leaves, received, tangents) for x in v["items"]]
             return items if k == "list" else tuple(items)
         if k == "dict":
-            return {key: self.decode(x, outs, leaves, received) for key, x in v["items"]}
+            return {key: self.decode(x, outs, leaves, received, tangents) for key, x in v["items"]}
         if k == "array":
             return wire.array_from_wire(v)
         if k == "scalar":
@@ -682,6 +704,13 @@ class Peer:
                 t.grad = Tensor._wrap(g.astype(arr.dtype, copy=False))
             if received is not None:
                 received.append(t)
+            tangent = None
+            if "tangent" in v:
+                if _fwAD._current_level < 0:
+                    raise ProtocolError("a tangent outside a dual level")
+                if arr.dtype.kind != "f":
+                    raise ProtocolError("a tangent of a tensor that is not floating point")
+                tangent = Tensor._wrap(wire.array_from_wire(v["tangent"]).astype(arr.dtype, copy=False))
             if "leaf" in v:
                 if leaves is None or not v["rg"]:
                     raise ProtocolError("a graph input in a value that is not a graph call's argument")
@@ -690,8 +719,12 @@ class Peer:
                 if outs is None or not v["rg"] or v["out"] != len(outs):
                     raise ProtocolError("a graph output out of place (outputs are numbered in order, from 0)")
                 outs.append(t)
+                if tangent is not None:
+                    if tangents is None:
+                        raise ProtocolError("a graph output's tangent where none was asked for")
+                    tangents[v["out"]] = tangent
                 return _Out(v["out"])
-            return t
+            return t if tangent is None else _fwAD.make_dual(t, tangent)
         if k == "ref":
             if v["id"] not in self.table:
                 raise ProtocolError("a reference to an object this side never exported")
@@ -784,6 +817,9 @@ class Peer:
         return self.table[rid]
 
     def _op_call(self, msg: dict) -> dict:
+        if _fwAD._current_level < 0 and _has_tangent(msg["args"], msg["kwargs"]):
+            with _fwAD.dual_level():  # the reply is encoded inside it, with the results' tangents
+                return self._op_call(msg)
         target = self._target(msg["obj"])
         if not callable(target):
             raise TypeError(f"'{type(target).__name__}' object is not callable")
@@ -887,6 +923,20 @@ class Peer:
 
 # ------------------------------------------------------------------------------ the judge
 JUDGE_ERROR = "an error in a function of the grader"
+
+
+def _has_tangent(args: list, kwargs: list) -> bool:
+    """Whether a call's wire arguments carry a forward-mode tangent anywhere."""
+    stack = list(args) + [v for _, v in kwargs]
+    while stack:
+        v = stack.pop()
+        if "tangent" in v:
+            return True
+        if v["k"] in ("list", "tuple"):
+            stack.extend(v["items"])
+        elif v["k"] == "dict":
+            stack.extend(x for _, x in v["items"])
+    return False
 
 
 def _judge_call(target: Callable, args: list, kwargs: dict) -> Any:

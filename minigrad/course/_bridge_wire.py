@@ -92,7 +92,8 @@ _VALUE_FIELDS: dict[str, tuple[set, set]] = {
     # rg: requires_grad; leaf: in a request, the index among the call's graph inputs;
     # out: in a reply, the index among the call's graph outputs (the tensor is bridged)
     # grad: the tensor's .grad (a tensor value without grad of its own)
-    "tensor": ({"dtype", "shape", "b64", "rg"}, {"leaf", "out", "grad"}),
+    # tangent: its forward-mode tangent at the sender's dual level (a plain tensor of its shape)
+    "tensor": ({"dtype", "shape", "b64", "rg"}, {"leaf", "out", "grad", "tangent"}),
     "handle": ({"id", "kind", "name"}, set()),   # an object of the sender's table
     "ref": ({"id"}, set()),                       # an object of the receiver's own table
 }
@@ -135,10 +136,13 @@ def check_value(v: Any, depth: int = 0) -> None:
             for f in ("leaf", "out"):
                 if f in v:
                     _int(v[f], f"tensor {f}", 0, MAX_ITEMS)
-            if "grad" in v:
-                g = v["grad"]
-                check_value(g, depth + 1)
-                _need(g["k"] == "tensor" and not ({"grad", "leaf", "out"} & set(g)), "tensor grad: expected a plain tensor")
+            for f in ("grad", "tangent"):
+                if f in v:
+                    g = v[f]
+                    check_value(g, depth + 1)
+                    _need(g["k"] == "tensor" and not ({"grad", "leaf", "out", "tangent"} & set(g)) and not g["rg"],
+                          f"tensor {f}: expected a plain tensor")
+                    _need(g["shape"] == v["shape"], f"tensor {f}: expected the tensor's shape")
     elif kind == "handle":
         _int(v["id"], "handle id", 1)
         _need(v["kind"] in HANDLE_KINDS, "handle: unknown kind")
