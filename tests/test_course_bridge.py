@@ -371,6 +371,65 @@ def test_a_tangent_is_checked_like_any_value():
         peer.decode({**good, "tangent": dict(good)})
 
 
+SQUARE_RULE = ("class SquareV(Function):\n"
+               "    @staticmethod\n"
+               "    def forward(x):\n"
+               "        return torch.tensor(np.square(x.detach().numpy()))\n\n"
+               "    @staticmethod\n"
+               "    def setup_context(ctx, inputs, output):\n"
+               "        x, = inputs\n"
+               "        ctx.save_for_backward(x)\n\n"
+               "    @staticmethod\n"
+               "    def backward(ctx, g):\n"
+               "        x, = ctx.saved_tensors\n"
+               "        return 2 * x * g\n\n"
+               "    @staticmethod\n"
+               "    def vmap(info, in_dims, x):\n"
+               "        return SquareV.apply(x), in_dims[0]\n")
+
+
+def test_vmap_of_a_student_function_runs_under_the_workers_own_vmap():
+    """Under the judge's vmap a student's Function gets its inputs without their batch dims, the
+    worker runs apply under vmaps of its own (so the student's vmap rule is what batches it), and
+    the results get their batch dims back: the same values, per-sample gradients and nested vmaps
+    as in one process; an old-style Function gets PyTorch's setup_context error from the worker."""
+    judge, _ = _local(SQUARE_RULE)
+    ns, _ = _worker.load_namespace(_load(SQUARE_RULE), {})
+    rng = np.random.default_rng(3)
+    b = minigrad.tensor(rng.normal(size=(4, 3)), dtype=minigrad.float64)
+    bb = minigrad.tensor(rng.normal(size=(2, 4, 3)), dtype=minigrad.float64)
+    for F in (judge.lookup("SquareV"), ns["SquareV"]):
+        assert np.allclose(minigrad.vmap(F.apply)(b).numpy(), b.numpy() ** 2)
+        assert np.allclose(minigrad.vmap(F.apply, in_dims=1)(b).numpy(), (b.numpy() ** 2).T)
+        assert np.allclose(minigrad.vmap(minigrad.vmap(F.apply))(bb).numpy(), bb.numpy() ** 2)
+        per_sample = minigrad.vmap(minigrad.func.grad(lambda r: F.apply(r).sum()))(b)
+        assert np.allclose(per_sample.numpy(), 2 * b.numpy())
+        w = b.detach().requires_grad_()
+        minigrad.vmap(F.apply)(w).sum().backward()  # a graph through the bridge under vmap
+        assert np.allclose(w.grad.numpy(), 2 * b.numpy())
+    old = (SQUARE_RULE.replace("def forward(x):\n", "def forward(ctx, x):\n        ctx.save_for_backward(x)\n")
+           .replace("    @staticmethod\n    def setup_context(ctx, inputs, output):\n        x, = inputs\n"
+                    "        ctx.save_for_backward(x)\n\n", ""))
+    assert "setup_context" not in old
+    judge, _ = _local(old)
+    with pytest.raises(RuntimeError, match="must override the setup_context staticmethod"):
+        minigrad.vmap(judge.lookup("SquareV").apply)(b)
+    assert minigrad._functorch._state.ACTIVE == [0] and not minigrad._functorch._state.LEVELS
+
+
+def test_a_calls_vmap_levels_are_checked():
+    base = {"op": "call", "id": 1, "obj": 1, "args": [{"k": "none"}], "kwargs": [], "graph": False, "grad": True}
+    wire.check_request({**base, "vmap": [[[0], "error"], [[0], "same"]]})
+    for bad, why in (([[[1], "error"]], "0 or None"), ([[[None], "error"]], "0 or None"),
+                     ([[[0, 0], "error"]], "0 or None"), ([[[0], "sometimes"]], "randomness"),
+                     ([[[0], "error"]] * (wire.MAX_VMAP_LEVELS + 1), "vmap")):
+        with pytest.raises(ProtocolError, match=why):
+            wire.check_request({**base, "vmap": bad})
+    judge, _ = _local("x = 1\n")  # the judge's own functions are never called under a vmap
+    with pytest.raises(ProtocolError, match="not called under vmap"):
+        judge._op_call({**base, "obj": judge.export(lambda v: v), "vmap": [[[0], "error"]]})
+
+
 def test_an_error_in_a_judge_function_tells_the_worker_its_type_only():
     judge, _ = _local("def call(f):\n    try:\n        f()\n    except ValueError as e:\n"
                       "        return str(e), e.__traceback__ is not None\n")

@@ -24,7 +24,9 @@ Forward mode across the bridge: a tensor that carries a tangent at the sender's 
 crosses with it; the receiver runs the call inside a dual level of its own (unless one is active)
 with the tensor made dual again, and the results' tangents come back the same way. So a check's
 ``make_dual(x, t)`` handed to a student's Function gets the tangent that the student's ``jvp``
-computed, as an observation like any other value.
+computed, as an observation like any other value. Under ``vmap`` the same holds for batch
+dimensions: the proxy takes them off, and the worker runs the student's ``apply`` under vmaps of
+its own (``_vmapped_apply``).
 
 A student's ``Function`` subclass becomes a real ``minigrad.autograd.Function`` subclass on the
 judge (:func:`function_proxy`): ``apply`` is a graph call of the student's ``apply``; the node on
@@ -53,6 +55,7 @@ import numpy as np
 
 import minigrad
 from minigrad._tensor import Tensor
+from minigrad._functorch import _state as _functorch_state
 from minigrad.autograd import forward_ad as _fwAD
 from minigrad.autograd.function import _FREED, AccumulateGrad, BackwardNode, Function
 
@@ -333,13 +336,18 @@ class _Link:
 class _Bridge(Function):
     """Attaches a remote graph's outputs to the local graph; backward is the remote vjp."""
 
+    # forward and setup_context apart (PyTorch 2's style): function transforms (func.grad around a
+    # student's Function under vmap) accept only that style
     @staticmethod
-    def forward(ctx, link: _Link, *leaves: Tensor):
-        ctx._link = link
-        ctx._leaves = leaves
-        ctx.save_for_backward()  # nothing, but the engine now tells this node when it frees (see _saved)
+    def forward(link: _Link, *leaves: Tensor):
         outs = tuple(Tensor._wrap(o._data) for o in link.outs)
         return outs[0] if len(outs) == 1 else outs
+
+    @staticmethod
+    def setup_context(ctx, inputs: tuple, output) -> None:
+        ctx._link = inputs[0]
+        ctx._leaves = inputs[1:]
+        ctx.save_for_backward()  # nothing, but the engine now tells this node when it frees (see _saved)
 
     @staticmethod
     def backward(ctx, *grads):
@@ -363,6 +371,9 @@ class _ProxyMeta(type):
 def function_proxy(peer: "Peer", rid: int, name: str) -> type:
     """A real ``Function`` subclass standing for the student's class ``rid`` of ``peer``."""
     def apply(cls, *args, **kwargs):
+        if _functorch_state.ACTIVE[0]:
+            return _vmapped_apply(lambda a, k, v: peer.call(rid, a, k, attr="apply", bridge=bridge, vmap=v),
+                                  args, kwargs, [])
         return peer.call(rid, args, kwargs, attr="apply", bridge=bridge)
 
     def forward(*args, **kwargs):
@@ -380,6 +391,41 @@ def function_proxy(peer: "Peer", rid: int, name: str) -> type:
                                 {"_forward_cls": proxy, "_bridge_fn": bridge, "__module__": "__main__"})
     proxy._backward_cls = bridge._backward_cls
     return proxy
+
+
+def _vmapped_apply(call: Callable, args: tuple, kwargs: dict, levels: list) -> Any:
+    """A student Function's ``apply`` on the judge's batched tensors: the batch dims are taken off,
+    level by level from the innermost (differentiably, as vmap does around a ``vmap`` staticmethod),
+    the worker runs ``apply`` under the same nested vmaps (its own: the student's setup_context,
+    vmap staticmethod or generated rule, with their errors), and each batch dim is put back on the
+    results. ``levels``: what was taken off so far, outermost first."""
+    from minigrad._functorch import vmap as _vm
+
+    batched = [a._data._level for a in args if type(a) is Tensor and isinstance(a._data, _vm.BatchedArray)]
+    if not batched:
+        return call(args, kwargs, levels)
+    top = max(batched)
+    level = next(lv for lv in _functorch_state.LEVELS if lv.id == top)
+    in_dims = [0 if _vm._batched_at(a, top) else None for a in args]
+    inner = tuple(_vm._RemoveBatchDim.apply(a, top, level.batch_size, 0) if d is not None else a
+                  for a, d in zip(args, in_dims))
+    saved = list(_functorch_state.LEVELS)
+    _functorch_state.LEVELS[:] = [lv for lv in saved if lv.id < top]  # below this level, as a vmap rule runs
+    _functorch_state.ACTIVE[0] = len(_functorch_state.LEVELS)
+    try:
+        result = _vmapped_apply(call, inner, kwargs, [[in_dims, level.randomness]] + levels)
+    finally:
+        _functorch_state.LEVELS[:] = saved
+        _functorch_state.ACTIVE[0] = len(saved)
+
+    def put_back(v: Any) -> Any:
+        if type(v) is Tensor:
+            return _vm._add_batch_dim(v, 0, top)
+        if type(v) in (tuple, list):
+            return type(v)(put_back(x) for x in v)
+        return v
+
+    return put_back(result)
 
 
 class _Out:
@@ -492,7 +538,7 @@ class Peer:
         return v[:MAX_REPR] if type(v) is str else "<remote object>"
 
     def call(self, rid: int, args: tuple, kwargs: dict, *, attr: str | None = None,
-             bridge: type | None = None) -> Any:
+             bridge: type | None = None, vmap: list | None = None) -> Any:
         """Call remote object ``rid`` (or its attribute ``attr``); a graph call when tensors need grad.
 
         ``bridge``: the ``_Bridge`` subclass whose node stands for the result's remote node (the
@@ -510,7 +556,8 @@ class Peer:
         grad = minigrad.is_grad_enabled()
         enc_args = [self.encode(a, sent, leaves if grad else None) for a in args]
         enc_kw = [[str(k), self.encode(v, sent, leaves if grad else None)] for k, v in kwargs.items()]
-        reply = self.request("call", obj=rid, args=enc_args, kwargs=enc_kw, graph=bool(leaves), grad=grad)
+        extra = {"vmap": vmap} if vmap else {}
+        reply = self.request("call", obj=rid, args=enc_args, kwargs=enc_kw, graph=bool(leaves), grad=grad, **extra)
         self._apply_effects(reply.get("effects", []), sent)
         return self._result(reply, leaves, bridge)
 
@@ -830,6 +877,11 @@ class Peer:
         if leaves and not msg["graph"]:
             raise ProtocolError("graph inputs in a call that asked for no graph")
         before = [(t._version, t.grad, None if t.grad is None else t.grad._data.copy()) for t in received]
+        if "vmap" in msg:
+            if self.exports == "callables":
+                raise ProtocolError("the judge's functions are not called under vmap")
+            for in_dims, randomness in reversed(msg["vmap"]):  # the innermost level wraps the call first
+                target = minigrad.vmap(target, in_dims=tuple(in_dims), randomness=randomness)
         with minigrad.set_grad_enabled(msg["grad"] or msg["graph"]):
             if self.exports == "callables":
                 result = _judge_call(target, args, kwargs)

@@ -27,6 +27,7 @@ import numpy as np
 
 MAX_FRAME = 64 * 2**20        # bytes of one message
 MAX_ARRAY_BYTES = 32 * 2**20  # raw bytes of one array
+MAX_VMAP_LEVELS = 8           # nested vmaps around one call
 MAX_DEPTH = 24                # nesting of values (lists in lists ...)
 MAX_ITEMS = 65_536            # entries of one list, tuple or dict
 MAX_STR = 65_536              # characters of one string
@@ -190,7 +191,8 @@ REQUESTS: dict[str, tuple[set, set]] = {
     "lookup": ({"name"}, set()),
     "getattr": ({"obj", "name"}, set()),
     "repr": ({"obj"}, set()),
-    "call": ({"obj", "args", "kwargs", "graph", "grad"}, set()),
+    # vmap: the call runs under nested vmaps, outermost first: [in_dims (0 or None per argument), randomness]
+    "call": ({"obj", "args", "kwargs", "graph", "grad"}, {"vmap"}),
     "vjp": ({"graph", "grads", "create_graph"}, set()),
 }
 ERROR_FIELDS = {"type", "builtin", "args", "frames"}
@@ -220,6 +222,12 @@ def check_request(msg: Any) -> dict:
             check_value(pair[1], 1)
         _bool(msg["graph"], "call graph")
         _bool(msg["grad"], "call grad")
+        for level in _list(msg.get("vmap", []), "call vmap", MAX_VMAP_LEVELS):
+            _need(type(level) is list and len(level) == 2, "call vmap: expected [in_dims, randomness] per level")
+            dims = _list(level[0], "call vmap in_dims", 256)
+            _need(len(dims) == len(msg["args"]) and all(d is None or (type(d) is int and d == 0) for d in dims)
+                  and any(d == 0 for d in dims), "call vmap: in_dims must give 0 or None for each argument")
+            _need(level[1] in ("error", "different", "same"), "call vmap: unknown randomness")
     if msg["op"] == "vjp":
         _int(msg["graph"], "graph id", 1)
         for g in _list(msg["grads"], "vjp grads", 4096):

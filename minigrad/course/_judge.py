@@ -37,9 +37,8 @@ from . import _wire
 # chapters 1-10: graphs stay in the worker (REMOTE_LIBRARY), subclasses of the student's classes are
 # made there with the check's methods as callbacks, and structure is read from the source (_structure).
 IN_SANDBOX: dict[str, str] = {
-    # chapter 11: batched (vmap) tensors and tracemalloc's count of the student's allocations exist
-    # only in the student's process (no bridge for them yet; forward-mode tangents do cross it)
-    "ch11-ex2": "vmap's batched tensors do not cross the bridge",
+    # chapter 11: tracemalloc's count of the student's allocations exists only in the student's
+    # process (forward-mode tangents and vmap's batch dimensions do cross the bridge)
     "ch11-ex3": "tracemalloc measures the student's process; gradients of its weights stay there",
 }
 # exercises whose check and hidden tests hand the student's function graphs: their tensors are

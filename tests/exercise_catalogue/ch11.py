@@ -61,6 +61,11 @@ WRONG = [
         + "    @staticmethod\n    def backward(ctx, grad_output):\n        x, = ctx.saved_tensors\n"
           "        return -2 * x * grad_output\n\n" + _rule("SquareV.apply(x), in_dims[0]")),
           says="sign"),
+    Wrong("ch11-ex2", "value", _square(_SQ_FORWARD + _SQ_SETUP + _SQ_BACKWARD + _rule("SquareV.apply(x), 1")),
+          says="out_dims"),
+    Wrong("ch11-ex2", "value", _square(_SQ_FORWARD + _SQ_SETUP + _SQ_BACKWARD
+                                       + _rule("SquareV.apply(x).sum(0), in_dims[0]")),
+          says="returned (3,)"),
     Wrong("ch11-ex2", "correct", _square(_SQ_FORWARD + _SQ_SETUP + _SQ_BACKWARD
                                          + _rule("SquareV.apply(x), 0 if in_dims[0] is None else in_dims[0]"))),
     # ---- Exercise 11.3: checkpoint the blocks
