@@ -6,6 +6,7 @@ folder, not the repository root.)
 """
 import logging
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -20,6 +21,16 @@ def pytest_configure(config):
     _explain_unexpected_outputs()
 
 
+_OWN_CACHE = [""]  # the folder _own_font_cache made, removed when the run ends
+
+
+def pytest_unconfigure(config):
+    if _OWN_CACHE[0]:
+        shutil.rmtree(_OWN_CACHE[0], ignore_errors=True)
+        os.environ.pop("MPLCONFIGDIR", None)
+        _OWN_CACHE[0] = ""
+
+
 def _own_font_cache():
     """matplotlib's font list is kept per user (~/.cache/matplotlib) and names font files by path.
     A list written by another environment on this machine (a clone under /tmp, since removed)
@@ -28,7 +39,7 @@ def _own_font_cache():
     they inherit the environment) gets a list of its own, built here once, before any test."""
     if os.environ.get("MPLCONFIGDIR") or os.environ.get("PYTEST_XDIST_WORKER"):
         return
-    os.environ["MPLCONFIGDIR"] = tempfile.mkdtemp(prefix="mpl-tests-")
+    os.environ["MPLCONFIGDIR"] = _OWN_CACHE[0] = tempfile.mkdtemp(prefix="mpl-tests-")
     try:
         logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)
         import matplotlib.font_manager  # noqa: F401  (builds the list into MPLCONFIGDIR)
