@@ -602,10 +602,30 @@ def test_parity_covers_right_and_wrong_answers():
     assert all(v == {True, False} for k, v in verdicts.items() if k not in ("ch07-ex1", "ch07-ex2")), verdicts
 
 
-# Every check of chapters 1-10 gives the in-process verdict through the bridge (ch01-ex3 builds its
-# graphs in the worker, ch08-ex2 reads forward's source when graded). The exercises that the judge
-# still checks in the sandbox (_judge.IN_SANDBOX, each with its reason) do not go through it.
+# Every check gives the in-process verdict through the bridge (ch01-ex3 builds its graphs in the
+# worker, ch08-ex2 reads forward's source when graded, ch11-ex3 runs the worker's nn modules and reads
+# checkpointed_forward's source). An exercise that the judge checks in the sandbox (_judge.IN_SANDBOX,
+# with its reason; none today) would not go through it.
 NOT_THROUGH_THE_BRIDGE: set = set(_judge.IN_SANDBOX)
+
+
+def _remember_source(load: list) -> None:
+    """The cells' source in linecache, as IPython keeps a notebook's cells: a self-check that reads a
+    function's source (ch11-ex3) finds it."""
+    import linecache
+
+    for item in load:
+        linecache.cache[item["filename"]] = (len(item["source"]), None, item["source"].splitlines(True),
+                                             item["filename"])
+
+
+def _graded_part(ex_id: str, message: str) -> str:
+    """A self-check's message without what only a self-check reports (11.3: the memory it measured)."""
+    from minigrad.course.exercises import ch11
+
+    if ex_id == "ch11-ex3" and ch11.MEMORY_NOTE in message:
+        return message[:message.index(ch11.MEMORY_NOTE)].rstrip()
+    return message
 
 
 def _every_catalogue_entry():
@@ -635,7 +655,9 @@ def test_every_catalogue_answer_gets_the_same_verdict_through_the_bridge(ex_id, 
         ns, _ = _worker.load_namespace(_load(code), _values(code))
         if name not in ns:
             pytest.skip(f"{name} is not loadable on its own (needs the chapter's cells)")
+        _remember_source(_load(code))
         here = run_check(ex_id, ns[name])
+        here.message = _graded_part(ex_id, here.message)
         judge = _bridge.Bridge()
         worker = _worker.make_worker(_load(code), _values(code))
         _bridge.local_pair(judge, worker)
@@ -1056,3 +1078,140 @@ def test_a31_a_worker_that_dies_before_any_student_code_ran_is_not_graded():
         assert alive.wait_ready(120) is None  # then the student's definitions: from here, a death is theirs
     finally:
         alive.close()
+
+
+# ------------------------------------------------------------------------------ ch11-ex3: judged outside too
+_CKPT_IMPORT = "from minigrad.utils.checkpoint import checkpoint\n\n\n"
+
+
+def _ckpt_answer(body: str, head: str = _CKPT_IMPORT) -> str:
+    return head + "def checkpointed_forward(blocks, x):\n" + body + "\n"
+
+
+def _both_ways(code: str, answers: bool = True):
+    """ch11-ex3's self-check on the real function and its verdict through the bridge, as the judge
+    gives it (the loaded source set, the answer known by the name the judge looked it up by)."""
+    load = _load(code)
+    ns, err = _worker.load_namespace(load, {})
+    assert err is None, err
+    _remember_source(load)
+    here = run_check("ch11-ex3", ns["checkpointed_forward"])
+    judge, worker = _local(code)
+    answer = judge.lookup("checkpointed_forward")
+    _structure.set_sources(load)
+    _structure.set_answers([(answer, "checkpointed_forward")] if answers else None)
+    try:
+        there = run_check("ch11-ex3", answer)
+    finally:
+        _structure.set_sources(None)
+        _structure.set_answers(None)
+    return here, there, worker
+
+
+@pytest.mark.parametrize("code", [
+    _ckpt_answer("    for i, b in enumerate(blocks):\n        x = checkpoint(b, x, use_reentrant=False)\n    return x"),
+    _ckpt_answer("    [x := checkpoint(b, x, use_reentrant=False) for b in blocks]\n    return x"),
+    _ckpt_answer("    for b in blocks:\n        x = checkpoint(lambda h, b=b: b(h), x, use_reentrant=False)\n    return x"),
+    _ckpt_answer("    x = checkpoint(blocks[0], x, use_reentrant=False)\n    for b in blocks[1:]:\n"
+                 "        x = checkpoint(b, x, use_reentrant=False)\n    return x"),
+    _ckpt_answer("    for b in blocks:\n        x = torch.utils.checkpoint.checkpoint(b, x, use_reentrant=False)\n"
+                 "    return x", head=""),
+    _ckpt_answer("    for b in blocks:\n        x = ckpt(b, x, use_reentrant=False)\n    return x",
+                 head="from minigrad.utils.checkpoint import checkpoint as ckpt\n\n\n"),
+    _ckpt_answer("    return reduce(lambda h, b: checkpoint(b, h, use_reentrant=False), blocks, x)",
+                 head=_CKPT_IMPORT + "from functools import reduce\n\n\n"),
+], ids=["enumerate", "walrus", "lambda", "first-then-rest", "torch-path", "alias-import", "reduce"])
+def test_checkpointing_every_block_is_accepted_in_its_usual_spellings(code):
+    here, there, worker = _both_ways(code)
+    assert here.passed and there.passed, (here.message, there.message)
+    assert "Memory held between forward and backward" in here.message  # the self-check proves the saving
+    assert "Memory held" not in there.message                           # graded: no figure from the worker
+    assert _graded_part("ch11-ex3", here.message) == there.message
+    assert worker.tensor_handles  # the blocks and their tensors stayed in the worker
+
+
+@pytest.mark.parametrize("code, says", [
+    (_ckpt_answer("    return helper(blocks, x)") + "\n\ndef helper(bs, x):\n    for b in bs:\n"
+     "        x = checkpoint(b, x, use_reentrant=False)\n    return x\n", "runs no block under checkpoint"),
+    (_ckpt_answer("    f = checkpoint\n    for b in blocks:\n        x = f(b, x, use_reentrant=False)\n    return x"),
+     "runs no block under checkpoint"),
+    (_ckpt_answer("    for b in blocks:\n        x = checkpoint(b.forward, x, use_reentrant=False)\n    return x"),
+     "first argument should be one block"),
+    (_ckpt_answer("    for b in blocks:\n        fs = [b]\n        x = checkpoint(b, x, use_reentrant=False)\n"
+                  "    return x"), "hands a block to something else than checkpoint"),
+    (_ckpt_answer("    for b in blocks:\n        x = checkpoint(b, x, use_reentrant=False)\n    print(blocks)\n"
+                  "    return x"), "hands blocks to something else than a loop"),
+    (_ckpt_answer("    flag = False\n    for b in blocks:\n        x = checkpoint(b, x, use_reentrant=flag)\n"
+                  "    return x"), "write use_reentrant=False"),
+    (_ckpt_answer("    for b in blocks:\n        x = checkpoint(lambda h, b=b: b(h) * 1.0, x, use_reentrant=False)\n"
+                  "    return x"),
+     "checkpoint's first argument should be one block"),
+], ids=["helper", "alias-variable", "forward-method", "block-in-a-list", "blocks-printed", "flag-variable",
+        "lambda-of-more"])
+def test_a_structure_the_rule_cannot_confirm_fails_the_same_way_on_both_sides(code, says):
+    """The rule is kept simple: forms it cannot confirm fail, with the same message both ways."""
+    here, there, _ = _both_ways(code)
+    assert not here.passed and not there.passed
+    assert here.message == there.message
+    assert says in " ".join(there.message.split()), there.message
+
+
+def test_a32_the_name_the_worker_reports_does_not_choose_the_source_the_judge_reads():
+    """ch11-ex3: checkpointed_forward is the plain loop (right values, no checkpoint), and a correct
+    `good` is defined beside it. A worker that names its checkpointed_forward "good" would have the
+    judge read good's source; the judge reads the def bound to the name it looked the answer up by."""
+    code = (_ckpt_answer("    for b in blocks:\n        x = b(x)\n    return x")
+            + "\n\ndef good(blocks, x):\n    for b in blocks:\n        x = checkpoint(b, x, use_reentrant=False)\n"
+              "    return x\n")
+    load = _load(code)
+    judge, worker = _local(code)
+    worker.namespace["checkpointed_forward"].__name__ = "good"  # what a worker taken over could report
+    answer = judge.lookup("checkpointed_forward")
+    _structure.set_sources(load)
+    try:
+        assert run_check("ch11-ex3", answer).passed  # without the judge's names: fooled (the hole)
+        _structure.set_answers([(answer, "checkpointed_forward")])
+        there = run_check("ch11-ex3", answer)
+    finally:
+        _structure.set_sources(None)
+        _structure.set_answers(None)
+    assert not there.passed and "no saving" in " ".join(there.message.split())
+
+
+def test_a33_a_faked_memory_figure_gets_nothing():
+    """The old check measured memory with tracemalloc in the student's process, so the plain loop
+    could report a saving by replacing tracemalloc's figures. Now the memory figure decides nothing
+    (a self-check only reports it): the plain loop fails both ways, whatever the figures say."""
+    code = ("import tracemalloc\n\n\n"
+            + _ckpt_answer("    tracemalloc.get_traced_memory = lambda: (0, 0)\n    for b in blocks:\n"
+                           "        x = b(x)\n    return x"))
+    import tracemalloc
+
+    real = tracemalloc.get_traced_memory
+    try:
+        here, there, _ = _both_ways(code.replace("import tracemalloc\n", ""))  # the grader does not load the import
+        ns: dict = {}
+        _remember_source(_load(code))
+        exec(compile(PRELUDE + code, FILENAME, "exec"), ns)  # as a learner's kernel runs it, import and all
+        faked = run_check("ch11-ex3", ns["checkpointed_forward"])  # the figures are faked in this process
+        assert tracemalloc.get_traced_memory() == (0, 0)  # they were faked
+    finally:
+        tracemalloc.get_traced_memory = real
+    assert not faked.passed and "no saving" in " ".join(faked.message.split())
+    assert not here.passed and not there.passed
+
+
+def test_every_built_in_exercise_is_judged_outside_the_sandbox(monkeypatch):
+    """IN_SANDBOX is empty: the runner gets no check and no hidden test of any exercise, and no
+    bundle; the in-sandbox path stays for an exercise named there."""
+    from minigrad.course import grade
+
+    assert _judge.IN_SANDBOX == {}
+    assert "ch11-ex3" in _judge.REMOTE_LIBRARY
+    ex = {"id": "ch11-ex3", "answers": ["checkpointed_forward"],
+          "check_source": 'check("ch11-ex3", checkpointed_forward)', "hidden_source": "assert True\n"}
+    out = grade.runner_exercise(ex, [])
+    assert "in_sandbox" not in out and "check_source" not in out and "hidden_source" not in out
+    assert out["needed"] == ["checkpointed_forward"]
+    monkeypatch.setitem(_judge.IN_SANDBOX, "ch11-ex3", "a check that cannot work on proxies")
+    assert grade.runner_exercise(ex, [])["in_sandbox"] is True

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import linecache
 import re
 from pathlib import Path
 
@@ -149,14 +150,18 @@ def _run_as_learner(nb) -> dict[str, course.CheckResult]:
     transform = TransformerManager().transform_cell
     ns: dict = {"__name__": "__main__"}
     results = {}
-    for cell in nb.cells:
+    for k, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
             continue
         meta = cell.get("metadata", {}).get(META_KEY, {})
         course.last_result = None
+        # each cell's source in linecache under a name of its own, as IPython keeps it: a check that
+        # reads a function's source (exercise 11.3) finds it, as it does in Jupyter
+        source, filename = transform(cell.source), f"<learner cell {k}>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             try:
-                exec(compile(transform(cell.source), "<cell>", "exec"), ns)
+                exec(compile(source, filename, "exec"), ns)
             except Exception as e:  # the learner's cell raised: the notebook goes on, as in Jupyter
                 error = e
             else:

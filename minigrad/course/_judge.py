@@ -14,11 +14,13 @@ process holds them. A forged reply can at most equal what a correct solution ans
 inputs the judge chose; a malformed or stray frame makes the channel fail, which gives 0 and a
 flag, never a pass.
 
-Checks that hand the student's function whole graphs run with the worker's own minigrad
-(``REMOTE_LIBRARY``: the tensors stay there, as handles); a class statement of a check or a hidden
+Checks that hand the student's function whole graphs (or minigrad.nn modules) run with the worker's
+own minigrad (``REMOTE_LIBRARY``: the tensors and modules stay there, as handles); a class statement of a check or a hidden
 test whose base is one of the student's classes makes that class in the worker, with the
 statement's methods called back here; requirements about how the code is written are read from
-the loaded statements' source (``_structure``), never from an observation. The inputs come from
+the loaded statements' source (``_structure``: a function's by the name this process looked it up
+by), never from an observation. Every built-in exercise is judged here (``IN_SANDBOX`` is empty: the
+in-sandbox checker remains for an exercise named there). The inputs come from
 the run's seed (``_seed``): a table of answers to the public seeds' inputs does not help.
 
 Input (stdin): one framed message ``{exercises, bundle, course_dir, timeout, payload}`` followed by
@@ -33,17 +35,18 @@ import time
 
 from . import _wire
 
-# exercise id -> why its check must run next to the student's code (checked in the sandbox). None of
-# chapters 1-10: graphs stay in the worker (REMOTE_LIBRARY), subclasses of the student's classes are
-# made there with the check's methods as callbacks, and structure is read from the source (_structure).
-IN_SANDBOX: dict[str, str] = {
-    # chapter 11: tracemalloc's count of the student's allocations exists only in the student's
-    # process (forward-mode tangents and vmap's batch dimensions do cross the bridge)
-    "ch11-ex3": "tracemalloc measures the student's process; gradients of its weights stay there",
-}
-# exercises whose check and hidden tests hand the student's function graphs: their tensors are
-# made by the worker's own minigrad (the instructor's `import minigrad as torch` is bound to it)
-REMOTE_LIBRARY = frozenset({"ch01-ex3"})
+# exercise id -> why its check must run next to the student's code (checked in the sandbox, by the
+# runner's in-sandbox checker, _checker). Empty: every built-in exercise is judged here. Graphs stay in
+# the worker (REMOTE_LIBRARY), subclasses of the student's classes are made there with the check's
+# methods as callbacks, forward-mode tangents and vmap's batch dimensions cross the bridge, and
+# structure is read from the source (_structure). The path stays for an exercise whose check cannot
+# work on proxies: name it here with the reason.
+IN_SANDBOX: dict[str, str] = {}
+# exercises whose check and hidden tests hand the student's function graphs or modules: their tensors
+# (and minigrad.nn modules) are made by the worker's own minigrad (the instructor's `import minigrad as
+# torch` is bound to it). ch11-ex3: the blocks are the worker's nn modules, so that checkpoint's
+# recomputation (which stops a block by an exception) runs in the student's process, with no callback.
+REMOTE_LIBRARY = frozenset({"ch01-ex3", "ch11-ex3"})
 REQUEST_TIMEOUT = 60.0     # seconds the worker may take to answer one request
 EXERCISE_BUDGET = 180.0    # seconds for one exercise's check and hidden tests, callbacks included
 
@@ -85,6 +88,8 @@ def judge_exercise(transport, event: dict, ex: dict) -> dict:
     from . import _seed, _structure
 
     _structure.set_sources(event.get("load") if isinstance(event.get("load"), list) else [])
+    # the answers by the names this process looked them up by (a source is read by that name)
+    _structure.set_answers([(v, k) for k, v in judge.student_ns.items()])
     _seed.set_run_seed(RUN_SEED["seed"])
     if ex["id"] in REMOTE_LIBRARY and not judge.load_error:
         _remote_libraries(bridge, judge.inst_ns)

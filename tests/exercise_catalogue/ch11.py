@@ -81,4 +81,26 @@ WRONG = [
                                      "        return x"), says="differs from the plain loop"),
     Wrong("ch11-ex3", "correct", _ckpt("    for b in blocks:\n        x = checkpoint(b, x, use_reentrant=False,\n"
                                        "                       preserve_rng_state=False)\n    return x")),
+    # the structure, read from the source: every block through checkpoint(..., use_reentrant=False)
+    Wrong("ch11-ex3", "value", _ckpt("    x = checkpoint(blocks[0], x, use_reentrant=False)\n"
+                                     "    for b in blocks[1:]:\n        x = b(x)\n    return x"),
+          says="runs a block outside checkpoint"),
+    Wrong("ch11-ex3", "value", _ckpt("    def run(h):\n        for b in blocks:\n            h = b(h)\n        return h\n"
+                                     "    return checkpoint(run, x, use_reentrant=False)"),
+          says="checkpoint's first argument should be one block"),
+    Wrong("ch11-ex3", "value", _ckpt("    for b in blocks:\n        y = b(x)\n"
+                                     "        checkpoint(b, x, use_reentrant=False)\n        x = y\n    return x"),
+          says="runs a block outside checkpoint"),
+    Wrong("ch11-ex3", "value", _ckpt("    for b in blocks:\n        x = checkpoint(b, x)\n    return x"),
+          says="use_reentrant=False"),
+    Wrong("ch11-ex3", "value", _ckpt("    return torch.utils.checkpoint.checkpoint_sequential(blocks, len(blocks), x,\n"
+                                     "                                                        use_reentrant=False)"),
+          says="runs its last segment without checkpoint"),
+    Wrong("ch11-ex3", "value", "def checkpoint(function, x, use_reentrant=True):\n    return function(x)\n\n\n"
+          + _ckpt("    for b in blocks:\n        x = checkpoint(b, x, use_reentrant=False)\n    return x"),
+          says="is not minigrad's"),
+    Wrong("ch11-ex3", "correct", _ckpt("    for i in range(len(blocks)):\n"
+                                       "        x = checkpoint(blocks[i], x, use_reentrant=False)\n    return x")),
+    Wrong("ch11-ex3", "correct", "import functools\n\n\n" + _ckpt(
+        "    return functools.reduce(lambda h, b: checkpoint(b, h, use_reentrant=False), blocks, x)")),
 ]
