@@ -1,8 +1,8 @@
 """An exercise's verdict and feedback, from the check's and the hidden tests' replies.
 
 Shared by the judge (``_judge.py``, outside the sandbox: the checks run there on proxies of the
-student's objects) and by the runner's in-sandbox checker (for the few exercises whose checks
-cannot cross the bridge, ``_judge.IN_SANDBOX``). Every line of feedback is written here, in words
+student's objects) and by the runner's in-sandbox checker (for an exercise whose check cannot cross
+the bridge, named in ``_judge.IN_SANDBOX``; none is). Every line of feedback is written here, in words
 the grader controls: what the student's code printed never reaches it, and a failed hidden test
 is named by its number and the instructor's own message or condition.
 """
