@@ -1111,7 +1111,8 @@ def _both_ways(code: str, answers: bool = True):
 @pytest.mark.parametrize("code", [
     _ckpt_answer("    for i, b in enumerate(blocks):\n        x = checkpoint(b, x, use_reentrant=False)\n    return x"),
     _ckpt_answer("    [x := checkpoint(b, x, use_reentrant=False) for b in blocks]\n    return x"),
-    _ckpt_answer("    for b in blocks:\n        x = checkpoint(lambda h, b=b: b(h), x, use_reentrant=False)\n    return x"),
+    _ckpt_answer("    for b in blocks:\n        x = checkpoint(lambda h, b=b: b(h), x, use_reentrant=False)\n"
+                 "    return x"),
     _ckpt_answer("    x = checkpoint(blocks[0], x, use_reentrant=False)\n    for b in blocks[1:]:\n"
                  "        x = checkpoint(b, x, use_reentrant=False)\n    return x"),
     _ckpt_answer("    for b in blocks:\n        x = torch.utils.checkpoint.checkpoint(b, x, use_reentrant=False)\n"

@@ -14,14 +14,14 @@ process holds them. A forged reply can at most equal what a correct solution ans
 inputs the judge chose; a malformed or stray frame makes the channel fail, which gives 0 and a
 flag, never a pass.
 
-Checks that hand the student's function whole graphs (or minigrad.nn modules) run with the worker's
-own minigrad (``REMOTE_LIBRARY``: the tensors and modules stay there, as handles); a class statement of a check or a hidden
-test whose base is one of the student's classes makes that class in the worker, with the
-statement's methods called back here; requirements about how the code is written are read from
-the loaded statements' source (``_structure``: a function's by the name this process looked it up
-by), never from an observation. Every built-in exercise is judged here (``IN_SANDBOX`` is empty: the
-in-sandbox checker remains for an exercise named there). The inputs come from
-the run's seed (``_seed``): a table of answers to the public seeds' inputs does not help.
+Checks that hand the student's function whole graphs (or minigrad.nn modules) run with the
+worker's own minigrad (``REMOTE_LIBRARY``: the tensors and modules stay there, as handles); a class
+statement of a check or a hidden test whose base is one of the student's classes makes that class
+in the worker, with the statement's methods called back here; requirements about how the code is
+written are read from the loaded statements' source (``_structure``: a function's by the name this
+process looked it up by), never from an observation. Every built-in exercise is judged here
+(``IN_SANDBOX`` is empty; the in-sandbox checker remains for an exercise named there). The inputs
+come from the run's seed (``_seed``): a table of answers to the public seeds' inputs does not help.
 
 Input (stdin): one framed message ``{exercises, bundle, course_dir, timeout, payload}`` followed by
 ``payload`` bytes, the runner's own input, which is passed on unread. Output (a private stdout):

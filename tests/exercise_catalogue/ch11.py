@@ -85,8 +85,8 @@ WRONG = [
     Wrong("ch11-ex3", "value", _ckpt("    x = checkpoint(blocks[0], x, use_reentrant=False)\n"
                                      "    for b in blocks[1:]:\n        x = b(x)\n    return x"),
           says="runs a block outside checkpoint"),
-    Wrong("ch11-ex3", "value", _ckpt("    def run(h):\n        for b in blocks:\n            h = b(h)\n        return h\n"
-                                     "    return checkpoint(run, x, use_reentrant=False)"),
+    Wrong("ch11-ex3", "value", _ckpt("    def run(h):\n        for b in blocks:\n            h = b(h)\n"
+                                     "        return h\n    return checkpoint(run, x, use_reentrant=False)"),
           says="checkpoint's first argument should be one block"),
     Wrong("ch11-ex3", "value", _ckpt("    for b in blocks:\n        y = b(x)\n"
                                      "        checkpoint(b, x, use_reentrant=False)\n        x = y\n    return x"),
