@@ -139,9 +139,17 @@ def main() -> None:
     print("seconds per notebook (median, max), by chapter:")
     for nb, v in sorted(by_ch.items()):
         print(f"  {nb:34s} {statistics.median(v):6.1f} {max(v):6.1f}")
-    print("by kind of submission:")
+    print("by kind of submission (seconds: median, max; points: the class's share of the maximum):")
+    share: dict = {}
+    for r in rows:
+        got = share.setdefault(kinds.get(r["student"], "?"), [0.0, 0.0, 0])
+        got[0] += float(r.get("points") or 0)
+        got[1] += float(r.get("max_points") or 0)
+        got[2] += bool(r.get("flagged")) or str(r.get("feedback", "")).startswith("not graded")
     for kind, v in by_kind.items():
-        print(f"  {kind:34s} {statistics.median(v):6.1f} {max(v):6.1f}")
+        p, m, odd = share.get(kind, (0.0, 0.0, 0))
+        print(f"  {kind:34s} {statistics.median(v):6.1f} {max(v):6.1f}   points {p:g}/{m:g}"
+              + (f", {odd} rows flagged or not graded" if odd else ""))
     print_phases(timings, wall, args.jobs)
 
 

@@ -2,7 +2,8 @@
 
 With bubblewrap (the default) this process is the first one in the notebook's own sandbox (see
 ``sandbox.py``); with ``--no-sandbox`` it is a plain subprocess. It reads one message on stdin
-(the spec: exercises, hidden tests, check sources; then the student's files) and writes JSON lines
+(the spec: the exercises, without their checks or hidden tests, which the judge keeps; then the
+student's files) and writes JSON lines
 (one ``{"event": "exercise", ...}`` per exercise, then ``{"event": "done"}``) to a private copy of
 stdout.
 
@@ -12,8 +13,11 @@ stdout.
 2. After each exercise's check cell (or its stub, or the end), ``_extract.plan`` picks the
    definitions the check and the hidden tests reach; the values among them are read from the
    kernel as plain data (``_values.py``).
-3. A fresh checker process (``_checker.py``, nested sandbox, no network, no files) loads them,
-   runs the instructor's check cell, then (if asked) the hidden tests, sent only then.
+3. A fresh worker (``_worker.py``, nested sandbox, no network, no files) loads them and answers
+   the judge's questions about them (the judge, outside, runs the check and the hidden tests).
+   Workers are forks of the notebook's zygote (``_zygote.py``), which imported NumPy and minigrad
+   once while the kernel started; an exercise that must be checked in the sandbox
+   (``_judge.IN_SANDBOX``) gets a checker process (``_checker.py``) instead.
 4. The feedback is written here, one line per problem, in words this process controls: what a
    submission printed during the hidden tests never reaches it. An exercise with parts (partial
    credit) keeps the points of the parts its check and its hidden tests (``# part: NAME``) pass.
@@ -33,7 +37,7 @@ import sys
 import time
 import traceback
 
-from . import _bridge_wire, _extract, _values, _wire
+from . import _bridge_wire, _extract, _values, _wire, _zygote
 from ._verdict import Judgement
 
 OUTPUT_CAP = 200_000          # characters of output kept per cell
@@ -105,6 +109,7 @@ class Isolation:
         self.memory = int(spec.get("memory_mb") or 2048)
         self.workdir = sandbox.HOME if self.nested else spec["workdir"]
         self.rundir = sandbox.RUN if self.nested else spec["rundir"]
+        self._font_cache: str | bool | None = None  # the font list's path once written; False: none
 
     def env(self, extra: dict) -> dict:
         env = self.sandbox.sandbox_env({"HOME": self.workdir, "TMPDIR": "/tmp" if self.nested else
@@ -128,6 +133,26 @@ class Isolation:
             if nproc:
                 resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
         return apply
+
+    def font_cache(self) -> str:
+        """Where the kernel finds matplotlib's font list that the grader built ("" if there is none)."""
+        cache = self.spec.get("font_cache")
+        if not isinstance(cache, dict) or self._font_cache is False:
+            return ""
+        if self._font_cache is None:
+            from ._kernel import FONT_CACHE
+
+            name, data = str(cache.get("name", "")), cache.get("data")
+            self._font_cache = False
+            if FONT_CACHE.fullmatch(name) and isinstance(data, str):
+                path = os.path.join(self.rundir, name)  # the kernel's sandbox sees the runner's folder, read-only
+                try:
+                    with open(path, "w", encoding="utf-8") as f:
+                        f.write(data)
+                    self._font_cache = path
+                except OSError:
+                    pass
+        return self._font_cache or ""
 
     def kernel_command(self, connection_file: str) -> list[str]:
         cmd = [self.python, "-m", "minigrad.course._kernel", "-f", connection_file]
@@ -185,6 +210,7 @@ class Kernel:
         write_connection_file(cf, ip="127.0.0.1", key=secrets.token_hex(16).encode(), transport="tcp",
                               kernel_name="python3")
         env = self.iso.env({"MPLCONFIGDIR": "/tmp/mpl" if self.iso.nested else os.path.join(self.iso.workdir, ".mpl"),
+                            "MGC_FONT_CACHE": self.iso.font_cache(),
                             "IPYTHONDIR": "/tmp/ipython" if self.iso.nested else os.path.join(self.iso.workdir,
                                                                                               ".ipython"),
                             "JUPYTER_RUNTIME_DIR": "/tmp/jupyter" if self.iso.nested else self.iso.rundir,
@@ -214,11 +240,16 @@ class Kernel:
                         break
             except Empty:
                 continue
-            while True:  # drop the start-up messages
+            quiet = time.monotonic() + 1.0
+            while time.monotonic() < quiet:  # drop the start-up messages, up to kernel_info's "idle"
                 try:
-                    self.kc.get_iopub_msg(timeout=0.2)
+                    msg = self.kc.get_iopub_msg(timeout=0.2)
                 except Empty:
                     return
+                if (msg.get("parent_header", {}).get("msg_id") == msg_id and msg.get("msg_type") == "status"
+                        and (msg.get("content") or {}).get("execution_state") == "idle"):
+                    return
+            return
         raise RuntimeError(f"the kernel did not answer within {timeout:g} s")
 
     def stop(self) -> None:
@@ -303,15 +334,24 @@ READY_TIMEOUT = 60.0  # seconds a worker may take to start (its imports) before 
 class Checker:
     """A process that runs the student's definitions, started ahead of time (it imports NumPy and
     minigrad while cells run): a bridge worker (``_worker``, the judge outside asks it about the
-    student's objects) or, for the exercises that cannot cross the bridge, a checker (``_checker``)."""
+    student's objects) or, for the exercises that cannot cross the bridge, a checker (``_checker``).
 
-    def __init__(self, iso: Isolation, cpu_s: float, module: str = "_worker"):
+    Workers come from the notebook's zygote when it has one (a fork, not a new interpreter)."""
+
+    def __init__(self, iso: Isolation, cpu_s: float, module: str = "_worker", zygote: "_zygote.WorkerZygote | None" = None):
         self.iso, self.module = iso, module
-        self.proc = subprocess.Popen(iso.checker_command(module), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=None if DEBUG else subprocess.DEVNULL,
-                                     cwd="/tmp" if iso.nested else iso.workdir,
-                                     env=iso.env({"MPLCONFIGDIR": "/tmp/mpl"}),
-                                     preexec_fn=iso.limits(cpu_s), close_fds=True)
+        self.proc = None
+        if zygote is not None and module == "_worker":
+            try:
+                self.proc = zygote.spawn(cpu_s)
+            except OSError:
+                self.proc = None  # a worker of its own, below
+        if self.proc is None:
+            self.proc = subprocess.Popen(iso.checker_command(module), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=None if DEBUG else subprocess.DEVNULL,
+                                         cwd="/tmp" if iso.nested else iso.workdir,
+                                         env=iso.env({"MPLCONFIGDIR": "/tmp/mpl"}),
+                                         preexec_fn=iso.limits(cpu_s), close_fds=True)
         self.buf = b""
 
     def wait_ready(self, timeout: float) -> str | None:
@@ -473,6 +513,7 @@ class Runner:
         self.executed: set = set()           # positions of the cells the kernel ran
         self.killers: set = set()
         self.spare: Checker | None = None
+        self.zygote: _zygote.WorkerZygote | None = None
         self.infrastructure = ""             # why nothing can be graded here (the grader's fault), if so
         self.skip = set(spec.get("skip") or [])  # digests of the instructor's cells grading need not run
         self.t0 = _T0                        # when this process started its work (the module's import)
@@ -533,8 +574,12 @@ class Runner:
             prev = pos
         for ex in positions.get(-1, []):
             self.range_start[ex["id"]] = prev
-        try:
-            self.spare = Checker(self.iso, self.left() + 5)
+        try:  # the workers' fork server imports NumPy and minigrad while the kernel starts
+            self.zygote = _zygote.WorkerZygote(self.iso, self.left() + 5, READY_TIMEOUT)
+        except OSError:
+            self.zygote = None
+        try:  # the first worker exists before the notebook runs (whatever the notebook does to the sandbox)
+            self.spare = Checker(self.iso, self.left() + 5, zygote=self.zygote)
         except OSError:
             self.spare = None
         kernel = Kernel(self.iso)
@@ -547,8 +592,7 @@ class Runner:
             _trace("kernel ready")
         except Exception as e:
             kernel.stop()
-            if self.spare is not None:
-                self.spare.close()
+            self.close_workers()
             self.infrastructure = f"the notebook's kernel did not start ({type(e).__name__}: {_one_line(e, 200)})"
             self.fail_rest("")
             return
@@ -559,14 +603,19 @@ class Runner:
             t0 = time.monotonic()
             kernel.stop()
             self.phases["kernel"] += time.monotonic() - t0
-            if self.spare is not None:
-                self.spare.close()
+            self.close_workers()
             _trace("stopped")
         if self.left() <= 0:
             self.fail_rest(f"time limit exceeded ({self.spec['timeout']:g} s for the notebook) before this exercise "
                            "was graded: a cell ran too long (an infinite loop?)")
         self.fail_rest("not reached: " + ("; ".join(list(dict.fromkeys(self.notes.values()))[-2:])
                                          or "the notebook stopped early"))
+
+    def close_workers(self) -> None:
+        for p in (self.spare, self.zygote):
+            if p is not None:
+                p.close()
+        self.spare = self.zygote = None
 
     def loop(self, kernel: Kernel, cells, positions) -> None:
         restarts = 0
@@ -719,7 +768,7 @@ class Runner:
                 checker.close()
                 checker = None
             if checker is None:
-                checker = Checker(self.iso, self.left() + 5, module)
+                checker = Checker(self.iso, self.left() + 5, module, self.zygote)
         except OSError as e:  # e.g. the notebook's processes use up the sandbox's limit (a fork bomb)
             self.result(ex, f"✗ the checker could not start ({e.strerror or e}): the notebook used "
                             "every process the sandbox allows")
@@ -728,7 +777,8 @@ class Runner:
             try:  # the next exercise's checker starts while this one runs
                 later = [e for e in self.exercises if e["id"] not in self.graded and e["id"] != ex["id"]]
                 nxt = "_checker" if later and later[0].get("in_sandbox") else "_worker"
-                self.spare = Checker(self.iso, self.left() + 5, nxt) if later and self.left() > 1 else None
+                self.spare = Checker(self.iso, self.left() + 5, nxt, self.zygote) \
+                    if later and self.left() > 1 else None
             except OSError:
                 self.spare = None
             try:

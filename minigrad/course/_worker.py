@@ -174,6 +174,13 @@ def main(argv: list[str] | None = None) -> None:
 
     import numpy  # noqa: F401  (the worker's start, before the ready frame: a failure here is the grader's)
 
+    run(read_fd, write_fd)
+
+
+def run(read_fd: int, write_fd: int) -> None:
+    """The worker's life once its imports are done: the ready frame, the set-up, then requests
+    (also how a child of ``_zygote`` starts, with the imports already made)."""
+    sys.stdout = open(os.devnull, "w")
     transport = PipeTransport(read_fd, write_fd, None)  # the judge keeps the time, the worker waits
     transport.io.write(READY)  # no student code has run: a death before this frame is not the student's
     msg = transport.io.read()

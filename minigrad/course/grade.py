@@ -41,7 +41,7 @@ from pathlib import Path
 
 import nbformat
 
-from . import _cgroup
+from . import _cgroup, _kernel, _zygote
 from . import assignment as assignment_mod
 from . import custom, gradebook
 from . import shard as _shard
@@ -330,6 +330,15 @@ class Jobs:
             self.procs.add(p)
             return p
 
+    def adopt(self, p):
+        """Track a process started elsewhere (a forked judge: its own session); None when stopping."""
+        with self.lock:
+            if self.stopping.is_set():
+                self.kill(p)
+                return None
+            self.procs.add(p)
+            return p
+
     def kill(self, p: subprocess.Popen) -> None:
         try:
             os.killpg(p.pid, signal.SIGKILL)
@@ -350,11 +359,14 @@ class Jobs:
 
 
 def run_job(jobs: Jobs, cmd, env, spec: dict, files: dict, hard_timeout: float,
-            group: "_cgroup.JobGroup | None" = None, judge: dict | None = None) -> list[dict]:
+            group: "_cgroup.JobGroup | None" = None, judge: dict | None = None,
+            judges: "_zygote.JudgeZygote | None" = None) -> list[dict]:
     """Start one runner (in its cgroup, if any) and its judge, hand over the spec and the files, collect the events.
 
     The judge (``_judge.py``, outside the sandbox) holds the checks and the hidden tests and talks
-    to the runner directly; the grader reads the judge's events.
+    to the runner directly; the grader reads the judge's events. ``judges``: the run's judge zygote
+    (a judge is then a fork of a process that has its imports done); without one, or if it fails,
+    the judge is a new process.
     """
     p = jobs.start(cmd, env, group)
     if p is None:
@@ -364,8 +376,14 @@ def run_job(jobs: Jobs, cmd, env, spec: dict, files: dict, hard_timeout: float,
     write_message(buf, {**spec, "files": manifest}, b"".join(files.values()))
     runner_input = buf.getvalue()
     fds = (p.stdout.fileno(), p.stdin.fileno())
-    q = jobs.start([sys.executable, "-m", "minigrad.course._judge", *map(str, fds)],
-                   dict(os.environ, PYTHONDONTWRITEBYTECODE="1"), pass_fds=fds)
+    q = None
+    if judges is not None:
+        try:
+            q = jobs.adopt(judges.spawn(*fds))
+        except OSError:
+            q = None
+    if q is None:
+        q = jobs.start([sys.executable, "-m", "minigrad.course._judge", *map(str, fds)], judge_env(), pass_fds=fds)
     p.stdin.close()  # the judge holds the runner's pipes now
     p.stdout.close()
     if q is None:
@@ -398,6 +416,11 @@ def run_job(jobs: Jobs, cmd, env, spec: dict, files: dict, hard_timeout: float,
         events.append({"event": "runner-error", "error": "the grading sandbox stopped unexpectedly"
                        + (" (stopped by the user)" if jobs.stopping.is_set() else "")})
     return events
+
+
+def judge_env() -> dict:
+    """A judge's environment: the grader's own (it runs no student code)."""
+    return dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
 
 
 def _share(points, max_points) -> float | None:
@@ -445,6 +468,9 @@ class Launcher:
         self.warnings: list[str] = []
         self.run_id = secrets.token_hex(8)
         self.memory_mb = int(memory_mb)
+        self._judges = None
+        self._judges_failed = False
+        self._judges_lock = threading.Lock()
         if use_sandbox:
             self.bwrap = _sandbox.find_bwrap()
             if self.bwrap is None:
@@ -504,7 +530,21 @@ class Launcher:
                 "rundir": str(base / "run"), "deny_read": [str(h) for h in self.hidden],
                 "allow_read": list(self.paths)}
 
+    def judges(self) -> "_zygote.JudgeZygote | None":
+        """The run's judge zygote, started on first use (None if it cannot start: judges are then new processes)."""
+        with self._judges_lock:
+            if self._judges is None and not self._judges_failed:
+                try:
+                    self._judges = _zygote.JudgeZygote(judge_env())
+                except OSError:
+                    self._judges_failed = True
+            return self._judges
+
     def cleanup(self) -> None:
+        with self._judges_lock:
+            if self._judges is not None:
+                self._judges.close()
+                self._judges = None
         if self.scratch is not None:
             shutil.rmtree(self.scratch, ignore_errors=True)
             self.scratch = None
@@ -670,7 +710,7 @@ def _grade_locked(subs: Path, root: Path, sources: list, chosen, iso: Launcher, 
         spec = {**iso.job_spec(job["index"]), "notebook": nbname, "language": language,
                 "timeout": float(timeout), "memory_mb": int(memory_mb),
                 "course_dir": str(_course_dir()), "instructor_imports": src.instructor_imports,
-                "skip": src.skip,
+                "skip": src.skip, "font_cache": font_cache,
                 "exercises": [runner_exercise(ex, src.instructor_imports) for ex in src.exercises]}
         if any(ex["id"] in IN_SANDBOX for ex in src.exercises):
             spec["bundle"] = bundle
@@ -681,7 +721,8 @@ def _grade_locked(subs: Path, root: Path, sources: list, chosen, iso: Launcher, 
         t0 = time.monotonic()
         try:
             group = iso.job_group(job["index"])
-            events = run_job(running, iso.runner_command(slot), iso.env(), spec, files, hard, group, judge)
+            events = run_job(running, iso.runner_command(slot), iso.env(), spec, files, hard, group, judge,
+                             iso.judges())
         except OSError as e:  # the cgroup could not be made: the grader's problem, not the student's
             events = [{"event": "runner-error", "infrastructure": True,
                        "error": f"the job's cgroup could not be created ({e.strerror or e})"}]
@@ -709,6 +750,9 @@ def _grade_locked(subs: Path, root: Path, sources: list, chosen, iso: Launcher, 
 
     outcomes: list[str] = []  # per finished job: why it could not be graded ("" when it was graded)
     early = ""
+    font_cache = _kernel.build_font_cache() if jobs_list else None  # matplotlib's, built once for every kernel
+    if jobs_list:
+        iso.judges()  # started by this thread, which lives as long as the run (its death signal follows the thread)
     pool = ThreadPoolExecutor(max_workers=max(1, int(jobs)))
     try:
         pending = {pool.submit(work_on, j) for j in jobs_list}
