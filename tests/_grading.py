@@ -71,6 +71,22 @@ def processes_with(marker: str) -> list[int]:
     return found
 
 
+def processes_under(folder) -> list[int]:
+    """Pids of the processes whose working directory is in ``folder`` (a notebook's kernel works in its copy)."""
+    root = os.path.realpath(folder)
+    found = []
+    for p in Path("/proc").iterdir():
+        if not p.name.isdigit() or int(p.name) == os.getpid():
+            continue
+        try:
+            cwd = os.readlink(p / "cwd")
+        except OSError:
+            continue
+        if cwd == root or cwd.startswith(root + os.sep):
+            found.append(int(p.name))
+    return found
+
+
 def wait_until(pred, timeout: float, step: float = 0.2) -> bool:
     end = time.monotonic() + timeout
     while time.monotonic() < end:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 nbformat = pytest.importorskip("nbformat")
-pytest.importorskip("jupyter_client")
+pytest.importorskip("IPython")  # the grader's kernel is an IPython shell
 
 from _grading import FIXTURE, FIXTURE_NB, ROOT, editions, tree, variant, write_class  # noqa: E402
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("nbformat")
-pytest.importorskip("jupyter_client")
+pytest.importorskip("IPython")  # the grader's kernel is an IPython shell
 
 import nbformat  # noqa: E402
 from _grading import FIXTURE, NAME, ROOT, editions, write_class  # noqa: E402

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("nbformat")
-pytest.importorskip("jupyter_client")
+pytest.importorskip("IPython")  # the grader's kernel is an IPython shell
 
 from _grading import FIXTURE, NAME, ROOT, editions, processes_with, tree, variant, write_class  # noqa: E402
 
@@ -108,9 +108,12 @@ def attacks(ctx: dict) -> dict:
             "        except OSError:\n            pass\n" + LOOT),
         # 4. other students' kernels through their connection files
         "a05-r4-kernels": _find(
-            "import glob\nfrom ipykernel import get_connection_file\n"
-            "from jupyter_client.blocking import BlockingKernelClient\n"
-            "_own = os.path.realpath(get_connection_file())\n"
+            "import glob\nfrom jupyter_client.blocking import BlockingKernelClient\n"
+            "try:  # the grader's kernel is no Jupyter kernel: it may have no connection file of its own\n"
+            "    from ipykernel import get_connection_file\n"
+            "    _own = os.path.realpath(get_connection_file())\n"
+            "except Exception:\n"
+            "    _own = None\n"
             "_files = set()\n"
             f"for _pat in ['/tmp/**/*.json', '/run/**/*.json', '/home/**/*.json', {out + '/**/*.json'!r},\n"
             f"             {str(Path(subs).parent) + '/**/kernel*.json'!r},\n"
@@ -181,8 +184,12 @@ def attacks(ctx: dict) -> dict:
             "                        _look(f'/proc/{_p}/mem', _mem.read(_b - _a))\n"
             "        except (OSError, ValueError, OverflowError):\n            pass\n" + LOOT),
         "a18-network": _find(
-            "import socket, json\nfrom ipykernel import get_connection_file\n"
-            "_mine = {v for k, v in json.load(open(get_connection_file())).items() if k.endswith('_port')}\n"
+            "import socket, json\n"
+            "try:  # a Jupyter kernel's own ports (the grader's kernel has none, and no network)\n"
+            "    from ipykernel import get_connection_file\n"
+            "    _mine = {v for k, v in json.load(open(get_connection_file())).items() if k.endswith('_port')}\n"
+            "except Exception:\n"
+            "    _mine = set()\n"
             f"for _port in [{port}, 22, 80, 443, 2024, 8888]:\n"
             "    for _host in ['127.0.0.1', '10.0.2.2', '1.1.1.1']:\n"
             "        if _host == '127.0.0.1' and _port in _mine:\n            continue\n"

@@ -154,11 +154,11 @@ class Isolation:
                     pass
         return self._font_cache or ""
 
-    def kernel_command(self, connection_file: str) -> list[str]:
-        cmd = [self.python, "-m", "minigrad.course._kernel", "-f", connection_file]
+    def kernel_command(self) -> list[str]:
+        cmd = [self.python, "-m", "minigrad.course._kernel"]
         if not self.nested:
             return cmd
-        return self.sandbox.nested_command(cmd, bwrap=self.spec["bwrap"], home=True, network=True, proc=True,
+        return self.sandbox.nested_command(cmd, bwrap=self.spec["bwrap"], home=True, network=False, proc=True,
                                            rebind=self.spec.get("rebind", ()))
 
     def checker_command(self, module: str = "_checker") -> list[str]:
@@ -194,121 +194,74 @@ class Isolation:
 
 # --------------------------------------------------------------------------------------- kernel
 class Kernel:
-    """A notebook kernel in its own sandbox and a blocking client: run code, collect output, survive its death."""
+    """The notebook's kernel (``_kernel.py``) in its own sandbox, and a blocking client: run code,
+    collect output, survive its death."""
 
     def __init__(self, iso: Isolation):
         self.iso = iso
-        self.proc = self.kc = None
+        self.proc = self.io = None
         self.starts = 0
 
     def start(self, timeout: float) -> None:
-        from jupyter_client.blocking import BlockingKernelClient
-        from jupyter_client.connect import write_connection_file
-
         self.starts += 1
-        cf = os.path.join(self.iso.rundir, f"kernel-{self.starts}.json")
-        write_connection_file(cf, ip="127.0.0.1", key=secrets.token_hex(16).encode(), transport="tcp",
-                              kernel_name="python3")
         env = self.iso.env({"MPLCONFIGDIR": "/tmp/mpl" if self.iso.nested else os.path.join(self.iso.workdir, ".mpl"),
                             "MGC_FONT_CACHE": self.iso.font_cache(),
                             "IPYTHONDIR": "/tmp/ipython" if self.iso.nested else os.path.join(self.iso.workdir,
                                                                                               ".ipython"),
-                            "JUPYTER_RUNTIME_DIR": "/tmp/jupyter" if self.iso.nested else self.iso.rundir,
                             "MGC_KERNEL": json.dumps(self.iso.kernel_policy())})
-        self.proc = subprocess.Popen(self.iso.kernel_command(cf), stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.DEVNULL, stderr=None if DEBUG else subprocess.DEVNULL,
-                                     cwd=self.iso.workdir,
+        self.proc = subprocess.Popen(self.iso.kernel_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=None if DEBUG else subprocess.DEVNULL, cwd=self.iso.workdir,
                                      env=env, preexec_fn=self.iso.limits(timeout + 30), close_fds=True)
-        self.kc = BlockingKernelClient(connection_file=cf)
-        self.kc.load_connection_file()
-        self.kc.start_channels()
-        self._wait_ready(max(5.0, timeout))
-
-    def _wait_ready(self, timeout: float) -> None:
-        """Ask for kernel_info until the kernel answers (its process must stay alive meanwhile)."""
-        from queue import Empty
-
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if not self.alive():
-                raise RuntimeError("the kernel exited while starting")
-            msg_id = self.kc.kernel_info()
-            try:
-                while True:
-                    reply = self.kc.get_shell_msg(timeout=1.0)
-                    if reply.get("parent_header", {}).get("msg_id") == msg_id:
-                        break
-            except Empty:
-                continue
-            quiet = time.monotonic() + 1.0
-            while time.monotonic() < quiet:  # drop the start-up messages, up to kernel_info's "idle"
-                try:
-                    msg = self.kc.get_iopub_msg(timeout=0.2)
-                except Empty:
-                    return
-                if (msg.get("parent_header", {}).get("msg_id") == msg_id and msg.get("msg_type") == "status"
-                        and (msg.get("content") or {}).get("execution_state") == "idle"):
-                    return
-            return
-        raise RuntimeError(f"the kernel did not answer within {timeout:g} s")
+        self.io = _bridge_wire.FrameIO(self.proc.stdout.fileno(), self.proc.stdin.fileno(), max(5.0, timeout))
+        try:
+            msg = self.io.read()
+        except _bridge_wire.ProtocolError as e:
+            raise RuntimeError(f"the kernel did not start ({e})") from None
+        if msg is None:
+            raise RuntimeError("the kernel exited while starting")
+        if msg != {"ready": True}:
+            raise RuntimeError("the kernel did not start (an unexpected first message)")
 
     def stop(self) -> None:
-        try:
-            if self.kc is not None:
-                self.kc.stop_channels()
-        except Exception:
-            pass
         if self.proc is not None:
+            for f in (self.proc.stdin, self.proc.stdout):
+                try:
+                    f.close()
+                except OSError:
+                    pass
             self.iso.kill(self.proc)
-        self.proc = self.kc = None
+        self.proc = self.io = None
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
     def run(self, code: str, *, timeout: float, store_history: bool = True) -> dict:
-        """{"status": ok|error|timeout|dead, "text": output, "error": (ename, evalue), "truncated": bool}"""
-        from queue import Empty
+        """{"status": ok|error|timeout|dead, "text": output, "error": (ename, evalue), "truncated": bool}
 
+        "dead" also when the kernel's answer is not one (a cell wrote to its channel): the runner
+        then treats the cell as one that killed the kernel."""
         res = {"status": "ok", "text": "", "error": None, "truncated": False}
-        msg_id = self.kc.execute(code, store_history=store_history, allow_stdin=False, stop_on_error=False)
-        deadline = time.monotonic() + timeout
-        parts, size = [], 0
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                res["status"] = "timeout"
-                break
-            try:
-                msg = self.kc.get_iopub_msg(timeout=min(left, 0.5))
-            except Empty:
-                if not self.alive():
-                    res["status"] = "dead"
-                    break
-                continue
-            except Exception:  # a malformed message: the kernel is the student's
-                continue
-            if not isinstance(msg, dict) or msg.get("parent_header", {}).get("msg_id") != msg_id:
-                continue
-            kind, content = msg.get("msg_type"), msg.get("content") or {}
-            text = ""
-            if kind == "stream":
-                text = str(content.get("text", ""))
-            elif kind in ("execute_result", "display_data"):
-                text = str((content.get("data") or {}).get("text/plain", ""))[:OUTPUT_CAP] + "\n"
-            elif kind == "error":
-                res["status"] = "error"
-                res["error"] = (str(content.get("ename", ""))[:200], str(content.get("evalue", ""))[:1000])
-            elif kind == "status" and content.get("execution_state") == "idle":
-                break
-            if text and size < OUTPUT_CAP:
-                if size + len(text) > OUTPUT_CAP:
-                    res["truncated"] = True
-                    text = text[: OUTPUT_CAP - size]
-                size += len(text)
-                parts.append(text)
-            elif text:
-                res["truncated"] = True
-        res["text"] = "".join(parts)
+        try:
+            self.io.write({"code": code, "store_history": bool(store_history)})
+        except (OSError, ValueError):
+            res["status"] = "dead"
+            return res
+        self.io.timeout = max(0.01, timeout)
+        try:
+            msg = self.io.read()
+        except _bridge_wire.ProtocolError as e:
+            res["status"] = "timeout" if "did not answer" in str(e) and self.alive() else "dead"
+            return res
+        if (type(msg) is not dict or set(msg) != {"text", "truncated", "error"} or type(msg["text"]) is not str
+                or type(msg["truncated"]) is not bool or not (msg["error"] is None or (
+                    type(msg["error"]) is list and len(msg["error"]) == 2 and all(type(x) is str for x in msg["error"])))):
+            res["status"] = "dead"
+            return res
+        res["text"] = msg["text"][:OUTPUT_CAP]
+        res["truncated"] = msg["truncated"] or len(msg["text"]) > OUTPUT_CAP
+        if msg["error"] is not None:
+            res["status"] = "error"
+            res["error"] = (msg["error"][0][:200], msg["error"][1][:1000])
         return res
 
 
