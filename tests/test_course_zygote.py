@@ -190,3 +190,39 @@ def test_the_kernel_starts_with_the_graders_font_list(tmp_path):
     odd.write_text("x")
     _kernel.seed_font_cache(str(odd), str(config))
     assert not (config / "evil.py").exists()
+
+
+_REFUSING_ZYGOTE = (
+    "import os, socket\n"
+    "s = socket.socket(fileno=os.dup(0))\nbuf = b''\n"
+    "while True:\n"
+    "    data, fds, _, _ = socket.recv_fds(s, 4096, 4)\n"
+    "    if not data:\n        break\n"
+    "    for fd in fds:\n        os.close(fd)\n"
+    "    buf += data\n"
+    "    while b'\\n' in buf:\n"
+    "        line, buf = buf.split(b'\\n', 1)\n"
+    "        words = line.split()\n"
+    "        if words[0] == b'spawn':\n            s.sendall(b'pid ' + words[1] + b' 0\\n')\n")
+
+
+def test_a_worker_the_zygote_could_not_make_is_started_as_a_process_of_its_own():
+    """A zygote that makes no worker (a fork that failed for the grader's reasons) never turns into
+    a "not graded" row by itself: the runner starts that worker as a process of its own."""
+
+    class Iso(_LocalIsolation):
+        def checker_command(self, module):
+            if module == "_zygote":
+                return [sys.executable, "-c", _REFUSING_ZYGOTE]
+            return super().checker_command(module)
+
+    z = _zygote.WorkerZygote(Iso(), 60)
+    w = _runner.Checker(Iso(), 30, "_worker", z)
+    try:
+        assert isinstance(w.proc, _zygote.ForkedProc)
+        assert w.proc.wait(10) == -1  # never made
+        assert w.wait_ready(120) is None
+        assert isinstance(w.proc, subprocess.Popen)
+    finally:
+        w.close()
+        z.close()

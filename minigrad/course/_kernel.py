@@ -251,6 +251,9 @@ def _make_shell(out: list):
         def showindentationerror(self) -> None:
             self.showtraceback()
 
+        def enable_gui(self, gui=None) -> None:
+            """``%matplotlib inline`` (or any backend): no event loop to start, as in a Jupyter kernel."""
+
     config = Config()
     config.HistoryManager.enabled = False  # no SQLite file: the history lives as long as the kernel
     config.InteractiveShell.colors = "NoColor"

@@ -245,17 +245,21 @@ class Kernel:
             self.io.write({"code": code, "store_history": bool(store_history)})
         except (OSError, ValueError):
             res["status"] = "dead"
+            self.iso.kill(self.proc)
             return res
         self.io.timeout = max(0.01, timeout)
         try:
             msg = self.io.read()
         except _bridge_wire.ProtocolError as e:
-            res["status"] = "timeout" if "did not answer" in str(e) and self.alive() else "dead"
-            return res
-        if (type(msg) is not dict or set(msg) != {"text", "truncated", "error"} or type(msg["text"]) is not str
+            if "did not answer" in str(e) and self.alive():
+                res["status"] = "timeout"
+                return res
+            msg = None
+        if msg is None or (type(msg) is not dict or set(msg) != {"text", "truncated", "error"} or type(msg["text"]) is not str
                 or type(msg["truncated"]) is not bool or not (msg["error"] is None or (
                     type(msg["error"]) is list and len(msg["error"]) == 2 and all(type(x) is str for x in msg["error"])))):
-            res["status"] = "dead"
+            res["status"] = "dead"  # it ended, or its channel carries what is not an answer: it is done for
+            self.iso.kill(self.proc)
             return res
         res["text"] = msg["text"][:OUTPUT_CAP]
         res["truncated"] = msg["truncated"] or len(msg["text"]) > OUTPUT_CAP
@@ -292,7 +296,7 @@ class Checker:
     Workers come from the notebook's zygote when it has one (a fork, not a new interpreter)."""
 
     def __init__(self, iso: Isolation, cpu_s: float, module: str = "_worker", zygote: "_zygote.WorkerZygote | None" = None):
-        self.iso, self.module = iso, module
+        self.iso, self.module, self.cpu_s = iso, module, cpu_s
         self.proc = None
         if zygote is not None and module == "_worker":
             try:
@@ -300,12 +304,16 @@ class Checker:
             except OSError:
                 self.proc = None  # a worker of its own, below
         if self.proc is None:
-            self.proc = subprocess.Popen(iso.checker_command(module), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=None if DEBUG else subprocess.DEVNULL,
-                                         cwd="/tmp" if iso.nested else iso.workdir,
-                                         env=iso.env({"MPLCONFIGDIR": "/tmp/mpl"}),
-                                         preexec_fn=iso.limits(cpu_s), close_fds=True)
+            self._start_own()
         self.buf = b""
+
+    def _start_own(self) -> None:
+        iso = self.iso
+        self.proc = subprocess.Popen(iso.checker_command(self.module), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=None if DEBUG else subprocess.DEVNULL,
+                                     cwd="/tmp" if iso.nested else iso.workdir,
+                                     env=iso.env({"MPLCONFIGDIR": "/tmp/mpl"}),
+                                     preexec_fn=iso.limits(self.cpu_s), close_fds=True)
 
     def wait_ready(self, timeout: float) -> str | None:
         """None once the worker has sent its ready frame (``_worker.READY``); "" if it is still
@@ -329,6 +337,7 @@ class Checker:
         except subprocess.TimeoutExpired:
             code = None
         how = f"exit status {code}" if code is not None and code >= 0 else \
+            "not made" if code == -1 and isinstance(self.proc, _zygote.ForkedProc) else \
             f"signal {-code}" if code is not None else "no ready message"
         crowd = _sandbox_tasks() if self.iso.nested else 0
         if code == -9 or crowd >= SANDBOX_NPROC // 2:
@@ -336,6 +345,15 @@ class Checker:
             # hold the sandbox's process limit: the student's doing, though no student code ran here
             return "~" + (f"the notebook's processes and threads ({crowd}) use the sandbox's limit" if crowd >=
                           SANDBOX_NPROC // 2 else "it was killed (the notebook's memory use counts for it too)")
+        if isinstance(self.proc, _zygote.ForkedProc):  # a fork that failed: once more, as a process of its own
+            _trace(f"a forked worker did not start ({how}): starting one of its own")
+            self.iso.kill(self.proc)
+            try:
+                self._start_own()
+            except OSError:
+                return f"the grader's process that runs the student's code could not start ({how})"
+            self.buf = b""
+            return self.wait_ready(timeout)
         return f"the grader's process that runs the student's code stopped before it started ({how})"
 
     def send(self, obj) -> bool:

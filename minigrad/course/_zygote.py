@@ -14,9 +14,9 @@ zygote imports them once, then makes each one by ``fork``: a few milliseconds.
   minigrad.course._judge``: the fork happens before any check, bundle or seed is loaded.
 
 Protocol, on fd 0 (a Unix stream socket from the runner):
-* the runner sends ``spawn CPU_SECONDS MEMORY_MB\\n`` with two file descriptors attached (the
-  child's request pipe to read, its reply pipe to write); the zygote answers ``pid N\\n``
-  (``pid 0``: the fork failed);
+* the runner sends ``spawn ID CPU_SECONDS MEMORY_MB\\n`` with two file descriptors attached (the
+  child's request pipe to read, its reply pipe to write); the zygote answers ``pid ID N\\n``
+  (``N`` = 0: no child, the fork failed or the request came without its descriptors);
 * when a child ends the zygote writes ``exit N STATUS\\n`` (STATUS as ``Popen.returncode``:
   the exit code, or minus the signal);
 * ``kill N\\n`` kills child N; end of file kills every child and ends the zygote.
@@ -162,21 +162,24 @@ def serve(sock: socket.socket, mode: str = "worker") -> None:
                     if pid > 0:
                         children.add(pid)
                     say(f"pid {max(pid, 0)}")
-                elif mode == "worker" and words[:1] == ["spawn"] and len(words) == 3 and len(fds) == 2:
-                    r, w = fds
-                    fds = []
-                    try:
-                        pid = os.fork()
-                    except OSError:  # e.g. the notebook's processes hold the sandbox's process limit
-                        pid = -1
-                    if pid == 0:
-                        _child(sock, r, w, int(words[1]), int(words[2]))
-                    _own_group(pid)
-                    os.close(r)
-                    os.close(w)
+                elif mode == "worker" and words[:1] == ["spawn"] and len(words) == 4 and \
+                        all(w.isdigit() for w in words[1:]):
+                    pid = -1
+                    if len(fds) >= 2:
+                        r, w = fds[:2]
+                        fds = fds[2:]
+                        try:
+                            pid = os.fork()
+                        except OSError:  # e.g. the notebook's processes hold the sandbox's process limit
+                            pid = -1
+                        if pid == 0:
+                            _child(sock, r, w, int(words[2]), int(words[3]))
+                        _own_group(pid)
+                        os.close(r)
+                        os.close(w)
                     if pid > 0:
                         children.add(pid)
-                    say(f"pid {max(pid, 0)}")
+                    say(f"pid {words[1]} {max(pid, 0)}")
                 elif words[:1] == ["kill"] and len(words) == 2 and words[1].isdigit():
                     pid = int(words[1])
                     if pid in children:
@@ -228,7 +231,7 @@ class ForkedProc:
     """A worker made by the zygote, with the part of ``Popen``'s interface a ``Checker`` uses.
 
     Made without waiting: its pid is known once the zygote has answered (``pid``); a fork that
-    failed (the notebook holds every process the sandbox allows) reads as killed."""
+    failed reads as a process that ended with status -1."""
 
     def __init__(self, zygote: "WorkerZygote", index: int, stdin, stdout):
         self.zygote, self.index, self.stdin, self.stdout = zygote, index, stdin, stdout
@@ -237,7 +240,7 @@ class ForkedProc:
     def _pid(self, timeout: float) -> int | None:
         """The child's pid (0: the fork failed), waiting up to ``timeout`` s; None if unknown."""
         deadline = time.monotonic() + timeout
-        while len(self.zygote.started) <= self.index:
+        while self.index not in self.zygote.started:
             left = deadline - time.monotonic()
             if not self.zygote.collect(max(0.0, min(left, 1.0))) and (left <= 0 or not self.zygote.alive()):
                 return None
@@ -245,13 +248,15 @@ class ForkedProc:
 
     @property
     def pid(self) -> int | None:
-        return self._pid(self.zygote.ready_timeout)
+        return self._pid(5.0)
 
     def poll(self) -> int | None:
         if self.returncode is None:
             pid = self._pid(0.0)
-            if pid == 0 or (pid is None and not self.zygote.alive()):
-                self.returncode = -9  # never made, or its zygote (and so the worker) is gone
+            if pid == 0:
+                self.returncode = -1  # never made (the runner then starts a worker of its own)
+            elif pid is None and not self.zygote.alive():
+                self.returncode = -9  # its zygote (and so the worker) is gone
             elif pid is not None:
                 self.zygote.collect(0.0)
                 self.returncode = self.zygote.ended.get(pid)
@@ -298,7 +303,7 @@ class WorkerZygote:
         self.sock = ours
         self.buf = b""
         self.requested = 0
-        self.started: list[int] = []       # pids (0: the fork failed), in the order of the requests
+        self.started: dict[int, int] = {}  # request id -> pid (0: no child)
         self.ended: dict[int, int] = {}    # pid -> status
 
     def alive(self) -> bool:
@@ -330,8 +335,8 @@ class WorkerZygote:
         while b"\n" in self.buf:
             line, self.buf = self.buf.split(b"\n", 1)
             words = line.decode("ascii", "replace").split()
-            if len(words) == 2 and words[0] == "pid" and words[1].isdigit():
-                self.started.append(int(words[1]))
+            if len(words) == 3 and words[0] == "pid" and words[1].isdigit() and words[2].isdigit():
+                self.started[int(words[1])] = int(words[2])
             elif len(words) == 3 and words[0] == "exit" and words[1].isdigit():
                 try:
                     self.ended[int(words[1])] = int(words[2])
@@ -346,7 +351,7 @@ class WorkerZygote:
         child_in, our_in = os.pipe()    # requests: we write, the child reads
         our_out, child_out = os.pipe()  # replies: the child writes, we read
         try:
-            sent = self.send(f"spawn {int(cpu_s)} {self.iso.memory}", fds=(child_in, child_out))
+            sent = self.send(f"spawn {self.requested} {max(1, int(cpu_s))} {self.iso.memory}", fds=(child_in, child_out))
         finally:
             os.close(child_in)
             os.close(child_out)
