@@ -17,8 +17,9 @@ GUIDE = ROOT / "book" / "instructor_guide.md"
 def _registry_restored():
     """Checks loaded from a test's course/checks stay out of the registry that later tests (in the
     same process: pytest-xdist runs several files per worker) read."""
-    from minigrad.course import registry
+    from minigrad.course import _load_exercises, registry
 
+    _load_exercises()  # the shipped exercises, registered once per process: kept by the restore below
     before = dict(registry)
     yield
     registry.clear()
