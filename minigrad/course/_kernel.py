@@ -161,7 +161,7 @@ def seed_font_cache(source: str, configdir: str) -> None:
         pass  # matplotlib builds its own, as it would have
 
 
-OUTPUT_CAP = 200_000  # characters of one cell's output kept (the runner keeps as many)
+OUTPUT_CAP = 200_000  # characters of one cell's output kept (the runner reads this one)
 
 
 class _Output:

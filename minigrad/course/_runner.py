@@ -38,9 +38,9 @@ import time
 import traceback
 
 from . import _bridge_wire, _extract, _values, _wire, _zygote
+from ._kernel import OUTPUT_CAP  # characters of output kept per cell (the kernel keeps as many)
 from ._verdict import Judgement
 
-OUTPUT_CAP = 200_000          # characters of output kept per cell
 REPLY_CAP = 8 * 2**20         # bytes of one checker reply
 NOTEBOOK_CAP = 50 * 2**20
 SANDBOX_NPROC = 300           # processes and threads in a whole sandbox (a fork bomb stops there)
@@ -121,17 +121,10 @@ class Isolation:
         return env
 
     def limits(self, cpu_s: float, nproc: int | None = None):
-        mem = self.memory
+        mem, set_limits = self.memory, self.sandbox.set_limits
 
         def apply():  # between fork and exec: no imports here
-            self.sandbox.die_with_parent()
-            resource.setrlimit(resource.RLIMIT_AS, (mem << 20, mem << 20))
-            resource.setrlimit(resource.RLIMIT_CPU, (int(cpu_s) + 1, int(cpu_s) + 2))
-            resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 20, 64 << 20))
-            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-            resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))
-            if nproc:
-                resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+            set_limits(cpu_s, mem, nproc)
         return apply
 
     def font_cache(self) -> str:

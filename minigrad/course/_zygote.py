@@ -28,7 +28,6 @@ reports no exits.
 from __future__ import annotations
 
 import os
-import resource
 import select
 import signal
 import socket
@@ -41,18 +40,6 @@ LINE_CAP = 200  # bytes of one request line
 _DEBUG = bool(os.environ.get("MINIGRAD_COURSE_DEBUG"))
 
 
-def _limits(cpu_s: int, memory_mb: int) -> None:
-    """A worker's limits, as ``_runner.Isolation.limits`` sets them on a process it starts."""
-    from . import sandbox
-
-    sandbox.die_with_parent()
-    resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu_s + 1, cpu_s + 2))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 20, 64 << 20))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))
-
-
 def _child(sock: socket.socket, read_fd: int, write_fd: int, cpu_s: int, memory_mb: int) -> None:
     """In the forked child: become a worker on the two pipes (never returns)."""
     try:
@@ -62,7 +49,9 @@ def _child(sock: socket.socket, read_fd: int, write_fd: int, cpu_s: int, memory_
             os.setpgid(0, 0)
         except OSError:
             pass
-        _limits(cpu_s, memory_mb)
+        from . import sandbox
+
+        sandbox.set_limits(cpu_s, memory_mb)
         os.dup2(read_fd, 0)
         os.close(read_fd)
         devnull = os.open(os.devnull, os.O_WRONLY)

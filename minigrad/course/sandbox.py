@@ -22,6 +22,7 @@ process in it: nothing outlives a grading job.
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -217,6 +218,19 @@ def die_with_parent() -> None:
     """In a child, before exec: be killed when the parent dies (what bwrap's --die-with-parent does)."""
     if _prctl is not None:
         _prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
+
+
+def set_limits(cpu_s: float, memory_mb: int, nproc: int | None = None) -> None:
+    """This process's limits, as a grading process gets them (between fork and exec, or in a
+    zygote's child): death with its parent, memory, CPU time, file size, no core, open files."""
+    die_with_parent()
+    resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
+    resource.setrlimit(resource.RLIMIT_CPU, (int(cpu_s) + 1, int(cpu_s) + 2))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 20, 64 << 20))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))
+    if nproc:
+        resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
 
 
 def sandbox_env(extra: dict) -> dict:
